@@ -1,0 +1,63 @@
+# TempoKV entry point. `make test` and `make run` install what they need (scripts/deps.sh).
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+PREFIX     ?= /usr/local
+JOBS       ?= $(shell nproc)
+PY         := /usr/bin/python3
+CMAKE_GEN  := -G Ninja
+
+.PHONY: all deps build test test-normal test-asan test-tsan run bench install format format-check clean
+
+all: build
+
+deps:
+	@scripts/deps.sh core plots
+
+# configure DIR [extra cmake args]
+define configure
+	@[ -f $(1)/build.ninja ] || cmake -S . -B $(1) $(CMAKE_GEN) $(2) >/dev/null
+endef
+
+build: deps
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test-normal: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+test-asan: deps
+	$(call configure,$(BUILD_ASAN),-DCMAKE_BUILD_TYPE=Debug -DTEMPO_SANITIZE=address)
+	@cmake --build $(BUILD_ASAN) -j $(JOBS)
+	@cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit
+
+# ThreadSanitizer run of the suites that exercise concurrent code (label "concurrent").
+test-tsan: deps
+	$(call configure,$(BUILD_TSAN),-DCMAKE_BUILD_TYPE=Debug -DTEMPO_SANITIZE=thread)
+	@cmake --build $(BUILD_TSAN) -j $(JOBS)
+	@cd $(BUILD_TSAN) && ctest --output-on-failure -j $(JOBS) -L concurrent
+
+test: format-check test-normal test-asan test-tsan
+	@echo "make test: all suites passed (normal, ASan+UBSan, TSan)"
+
+run: build
+	@$(BUILD)/tools/tempo-replay/tempo-replay --default-comparison --out $(BUILD)/run
+
+bench: build
+	@scripts/bench.sh $(BUILD)
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+FORMAT_FILES = $(shell git ls-files '*.cc' '*.h' '*.c')
+format:
+	@clang-format -i $(FORMAT_FILES)
+
+format-check: deps
+	@clang-format --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+
+# Components add their targets (kmod, vm-test, ebpf, ...) in mk/*.mk.
+-include $(wildcard mk/*.mk)

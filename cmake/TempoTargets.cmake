@@ -1,0 +1,26 @@
+# Helpers every component's CMakeLists.txt uses, so tests and benches are declared one way.
+
+# Add each listed subdirectory that has a CMakeLists.txt (components are optional).
+function(tempo_add_subdirectories)
+  foreach(dir ${ARGN})
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt)
+      add_subdirectory(${dir})
+    endif()
+  endforeach()
+endfunction()
+
+# tempo_add_test(NAME src... [LABELS l...]): a GoogleTest executable run by CTest.
+function(tempo_add_test name)
+  cmake_parse_arguments(T "" "" "LABELS;LIBS" ${ARGN})
+  add_executable(${name} ${T_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE tempo_core GTest::gtest GTest::gmock GTest::gtest_main ${T_LIBS})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS "unit;${T_LABELS}" TIMEOUT 600)
+endfunction()
+
+# tempo_add_bench(NAME src...): a Google Benchmark executable (run by `make bench`).
+function(tempo_add_bench name)
+  cmake_parse_arguments(B "" "" "LIBS" ${ARGN})
+  add_executable(${name} ${B_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE tempo_core benchmark::benchmark ${B_LIBS})
+endfunction()

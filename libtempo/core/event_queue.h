@@ -1,0 +1,58 @@
+// Discrete-event scheduler on a VirtualClock: the sim device and tempo-replay schedule
+// their future work here; events at equal times run in the order they were scheduled.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+
+namespace tempo {
+
+class EventQueue {
+ public:
+  using Callback = std::function<void()>;
+
+  explicit EventQueue(VirtualClock& clock) : clock_(clock) {}
+
+  VirtualClock& clock() { return clock_; }
+  TimeNs now() const { return clock_.now(); }
+
+  // Runs `cb` at time `at` (at least now). Returns an id usable with cancel().
+  uint64_t schedule_at(TimeNs at, Callback cb);
+  uint64_t schedule_after(TimeNs delay, Callback cb) {
+    return schedule_at(now() + delay, std::move(cb));
+  }
+  // Cancelled events are skipped when their time comes.
+  void cancel(uint64_t id);
+
+  bool empty() const { return pending_.empty(); }
+  TimeNs next_time() const;
+  // Runs the earliest event (advancing the clock to it). False when there is none.
+  bool run_next();
+  // Runs every event at or before `t`, then leaves the clock at `t`.
+  void run_until(TimeNs t);
+  // Runs until no event is left or `limit` events ran; returns how many ran.
+  uint64_t run_all(uint64_t limit = UINT64_MAX);
+
+ private:
+  struct Entry {
+    TimeNs at;
+    uint64_t seq;
+    friend bool operator>(const Entry& a, const Entry& b) {
+      return a.at != b.at ? a.at > b.at : a.seq > b.seq;
+    }
+  };
+  void drop_cancelled_top() const;
+
+  VirtualClock& clock_;
+  // Cancelled entries are dropped lazily, also from const lookups.
+  mutable std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+  std::unordered_map<uint64_t, Callback> pending_;  // by seq; cancelled ones are erased
+  uint64_t next_seq_ = 0;
+};
+
+}  // namespace tempo

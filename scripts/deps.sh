@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install the Debian packages a build group needs, skipping quickly when all are present.
+# Usage: scripts/deps.sh GROUP...   (groups are the files in scripts/deps/*.txt)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+missing=()
+for group in "$@"; do
+  list="$here/deps/$group.txt"
+  [ -f "$list" ] || { echo "deps: unknown group '$group' (no $list)" >&2; exit 2; }
+  while read -r pkg _; do
+    case "$pkg" in ''|'#'*) continue ;; esac
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done <"$list"
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
