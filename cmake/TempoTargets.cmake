@@ -1,9 +1,15 @@
 # Helpers every component's CMakeLists.txt uses, so tests and benches are declared one way.
 
+# Components to leave out of this build tree (a developer building one part alone).
+# Entries name a folder (placement) or a path from the top (tests/policy).
+set(TEMPO_SKIP "" CACHE STRING "Component folders to leave out, e.g. placement;tests/policy")
+
 # Add each listed subdirectory that has a CMakeLists.txt (components are optional).
 function(tempo_add_subdirectories)
   foreach(dir ${ARGN})
-    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt)
+    file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${dir})
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt AND NOT dir IN_LIST TEMPO_SKIP
+       AND NOT rel IN_LIST TEMPO_SKIP)
       add_subdirectory(${dir})
     endif()
   endforeach()

@@ -1,0 +1,30 @@
+// Commitment policies: eligibility rules over the same controller/provider machinery.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tempo {
+
+enum class CommitPolicy : uint8_t {
+  kDemand,       // eligible only when retrieval is requested
+  kImmediate,    // eligible when the claim is reported
+  kQueueK,       // eligible among the first K of the runtime's waiting queue
+  kTempoStatic,  // laxity <= 0 with an isolated, fixed-rate TTR
+  kTempo,        // laxity <= 0 with the provider's state-aware TTR
+};
+
+struct PolicySpec {
+  CommitPolicy policy = CommitPolicy::kTempo;
+  uint32_t queue_k = 4;  // kQueueK only
+};
+
+// Parses "demand", "immediate", "queue-K" (K >= 1), "tempo-static", "tempo".
+std::optional<PolicySpec> parse_policy(std::string_view name);
+std::string policy_name(const PolicySpec& spec);
+// The accepted names, for error messages.
+std::string_view policy_names_help();
+
+}  // namespace tempo

@@ -1,0 +1,327 @@
+#include "controller/controller.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "core/probes.h"
+
+namespace tempo {
+
+Controller::Controller(Provider& provider, const Clock& clock, ControllerConfig config)
+    : provider_(provider), clock_(clock), config_(config) {
+  provider_.set_listener(this);
+}
+
+Controller::~Controller() { provider_.set_listener(nullptr); }
+
+Claim* Controller::find(ClaimId id) {
+  auto it = claims_.find(id);
+  return it == claims_.end() ? nullptr : &it->second;
+}
+
+const Claim* Controller::claim(ClaimId id) const {
+  auto it = claims_.find(id);
+  return it == claims_.end() ? nullptr : &it->second;
+}
+
+void Controller::set_state(Claim& c, ClaimState to) {
+  // An illegal transition is a controller bug, never a caller's: stop before state rots.
+  if (!claim_transition_legal(c.state, to)) std::abort();
+  if (c.state == ClaimState::kPlanned) --stats_.planned;
+  c.state = to;
+  if (claim_state_terminal(to)) {
+    --stats_.live;
+    c.timing.ended = clock_.now();
+  }
+}
+
+TimeNs Controller::ttu_now(const Claim& c) const { return c.ttu - (clock_.now() - c.ttu_at); }
+
+TtrMode Controller::ttr_mode() const {
+  return config_.policy.policy == CommitPolicy::kTempoStatic ? TtrMode::kStatic
+                                                             : TtrMode::kStateAware;
+}
+
+int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
+  const ClaimId cid = next_id_;
+  if (const int r = provider_.track(cid, manifest); r != 0) return r;
+  ++next_id_;
+  Claim c;
+  c.id = cid;
+  c.bytes = provider_.claim_bytes(cid);
+  c.objects = static_cast<uint32_t>(manifest.size());
+  c.ttu = ttu;
+  c.ttu_at = clock_.now();
+  c.report_seq = next_seq_++;
+  c.timing.reported = clock_.now();
+  rest_.emplace(c.report_seq, cid);
+  claims_.emplace(cid, c);
+  ++stats_.reported;
+  ++stats_.planned;
+  ++stats_.live;
+  if (id) *id = cid;
+  TEMPO_PROBE_CLAIM_REPORT(cid, c.bytes, c.objects, ttu);
+  if (wakeup_) wakeup_();
+  evaluate();
+  return 0;
+}
+
+int Controller::revise(ClaimId id, TimeNs ttu) {
+  Claim* c = find(id);
+  if (!c) return -ENOENT;
+  if (claim_state_terminal(c->state)) return -EINVAL;
+  if (c->state != ClaimState::kPlanned) return 0;
+  c->ttu = ttu;
+  c->ttu_at = clock_.now();
+  TEMPO_PROBE_CLAIM_REVISE(id, ttu);
+  evaluate();
+  return 0;
+}
+
+int Controller::update_order(std::span<const ClaimId> order) {
+  for (ClaimId id : order)
+    if (id != kNoClaim && !claims_.contains(id)) return -ENOENT;
+  for (ClaimId id : order_) {
+    Claim* c = find(id);
+    if (!c || c->order_pos < 0) continue;
+    c->order_pos = -1;
+    if (c->state == ClaimState::kPlanned) rest_.emplace(c->report_seq, id);
+  }
+  order_.clear();
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == kNoClaim) continue;
+    Claim& c = claims_.at(order[i]);
+    if (c.order_pos >= 0) continue;  // listed twice: the first place counts
+    c.order_pos = static_cast<int64_t>(i);
+    order_.push_back(order[i]);
+    rest_.erase(c.report_seq);
+  }
+  evaluate();
+  return 0;
+}
+
+bool Controller::eligible(Claim& c) {
+  if (c.retrieval_pending) return true;
+  switch (config_.policy.policy) {
+    case CommitPolicy::kDemand:
+      return false;
+    case CommitPolicy::kImmediate:
+      return true;
+    case CommitPolicy::kQueueK:
+      return c.order_pos >= 0 && c.order_pos < static_cast<int64_t>(config_.policy.queue_k);
+    case CommitPolicy::kTempoStatic:
+    case CommitPolicy::kTempo:
+      // Laxity TTU - TTR <= 0, i.e. TTR >= TTU adjusted for the time since it was given.
+      return provider_.ttr_at_least(c.id, ttu_now(c), ttr_mode());
+  }
+  return false;
+}
+
+void Controller::leave_planned(Claim& c) {
+  rest_.erase(c.report_seq);
+  // order_ and pending_ are filtered lazily by state.
+}
+
+void Controller::attempt(Claim& c) {
+  const TimeNs now = clock_.now();
+  const TimeNs ttr = provider_.ttr(c.id, ttr_mode()).value_or(0);
+  const CommitResult r = provider_.commit(c.id);
+  if (r.status == 0) {
+    leave_planned(c);
+    set_state(c, r.ready ? ClaimState::kStageReady : ClaimState::kStaging);
+    c.timing.committed = now;
+    if (r.ready) c.timing.ready = now;
+    ++stats_.committed;
+    TEMPO_PROBE_CLAIM_COMMIT(c.id, r.new_bytes, ttr, ttu_now(c) - ttr);
+    if (r.ready) {
+      TEMPO_PROBE_CLAIM_READY(c.id, c.bytes);
+      ready_notices_.push_back(c.id);  // told after the pass: the observer may call back in
+    }
+    return;
+  }
+  if (r.status == -ENOSPC) {
+    ++stats_.capacity_deferrals;
+    if (!c.deferred) ++stats_.deferred_claims;
+    c.deferred = true;
+    ++c.deferrals;
+    TEMPO_PROBE_CLAIM_DEFER(c.id, r.needed_bytes, provider_.ledger().bytes(),
+                            provider_.ledger().budget());
+    if (!c.retrieval_pending) return;
+    // Retrieval is due and protection cannot be had: the ordinary path, for good.
+    provider_.untrack(c.id);
+    leave_planned(c);
+    set_state(c, ClaimState::kOrdinary);
+    ++stats_.ordinary;
+    TEMPO_PROBE_CLAIM_ORDINARY(c.id, c.bytes);
+    return;
+  }
+  // The claim's objects are gone or changed on the SSD tier: it cannot be served as a hit.
+  provider_.untrack(c.id);
+  leave_planned(c);
+  c.error = r.status;
+  set_state(c, ClaimState::kFailed);
+  ++stats_.failed;
+}
+
+void Controller::evaluate() {
+  if (evaluating_) {
+    again_ = true;
+    return;
+  }
+  evaluating_ = true;
+  do {
+    again_ = false;
+    ++stats_.evaluations;
+    // Pending retrievals first, in the order they were requested.
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Claim* c = find(pending_[i]);
+      if (c && c->state == ClaimState::kPlanned) attempt(*c);
+    }
+    std::erase_if(pending_, [&](ClaimId id) {
+      const Claim* c = find(id);
+      return !c || c->state != ClaimState::kPlanned;
+    });
+    // Then the runtime's order; a refused claim does not stop the ones after it.
+    for (ClaimId id : order_) {
+      Claim* c = find(id);
+      if (c && c->state == ClaimState::kPlanned && eligible(*c)) attempt(*c);
+    }
+    // Then claims the runtime has not ordered, oldest first.
+    for (auto it = rest_.begin(); it != rest_.end();) {
+      Claim& c = claims_.at(it->second);
+      ++it;  // attempt() may erase the current entry
+      if (eligible(c)) attempt(c);
+    }
+  } while (again_);
+  evaluating_ = false;
+  std::vector<ClaimId> notices;
+  notices.swap(ready_notices_);
+  for (ClaimId id : notices)
+    if (observer_) observer_->on_claim_ready(id);
+}
+
+int Controller::request_retrieval(ClaimId id, RetrievalOutcome* outcome) {
+  Claim* c = find(id);
+  if (!c) return -ENOENT;
+  if (c->state == ClaimState::kFailed) return c->error;
+  if (c->state == ClaimState::kTransferring || c->state == ClaimState::kReleased ||
+      c->state == ClaimState::kCancelled)
+    return -EINVAL;
+  if (!c->retrieval_pending) {
+    c->retrieval_pending = true;
+    c->timing.retrieval_requested = clock_.now();
+    if (c->state == ClaimState::kPlanned) {
+      pending_.push_back(id);
+      evaluate();
+    }
+  }
+  switch (c->state) {
+    case ClaimState::kStageReady:
+      *outcome = RetrievalOutcome::kReady;
+      return 0;
+    case ClaimState::kStaging:
+      *outcome = RetrievalOutcome::kWait;
+      return 0;
+    case ClaimState::kOrdinary:
+      *outcome = RetrievalOutcome::kOrdinary;
+      return 0;
+    case ClaimState::kFailed:
+      return c->error;
+    default:
+      return -EINVAL;
+  }
+}
+
+int Controller::begin_transfer(ClaimId id) {
+  Claim* c = find(id);
+  if (!c) return -ENOENT;
+  if (c->state == ClaimState::kStaging) return -EAGAIN;
+  if (c->state != ClaimState::kStageReady) return -EINVAL;
+  set_state(*c, ClaimState::kTransferring);
+  const TimeNs now = clock_.now();
+  c->timing.transfer_begin = now;
+  const TimeNs requested = c->timing.retrieval_requested >= 0 ? c->timing.retrieval_requested : now;
+  TEMPO_PROBE_TRANSFER_BEGIN(id, c->bytes, requested - c->timing.ready);
+  return 0;
+}
+
+void Controller::release_claim(Claim& c, ClaimState to) {
+  const int64_t freed = provider_.release(c.id);
+  set_state(c, to);
+  if (to == ClaimState::kReleased) ++stats_.released;
+  if (to == ClaimState::kCancelled) ++stats_.cancelled;
+  TEMPO_PROBE_CLAIM_RELEASE(c.id, freed, provider_.ledger().bytes());
+  if (freed > 0) evaluate();
+}
+
+int Controller::end_transfer(ClaimId id) {
+  Claim* c = find(id);
+  if (!c) return -ENOENT;
+  if (c->state != ClaimState::kTransferring) return -EINVAL;
+  TEMPO_PROBE_TRANSFER_END(id, c->bytes, clock_.now() - c->timing.transfer_begin);
+  release_claim(*c, c->cancel_pending ? ClaimState::kCancelled : ClaimState::kReleased);
+  return 0;
+}
+
+int Controller::cancel(ClaimId id) {
+  Claim* c = find(id);
+  if (!c) return -ENOENT;
+  if (claim_state_terminal(c->state)) return -EINVAL;
+  if (c->cancel_pending) return -EALREADY;
+  TEMPO_PROBE_CLAIM_CANCEL(id, static_cast<uint64_t>(c->state));
+  switch (c->state) {
+    case ClaimState::kPlanned:
+      provider_.untrack(id);
+      leave_planned(*c);
+      set_state(*c, ClaimState::kCancelled);
+      ++stats_.cancelled;
+      return 0;
+    case ClaimState::kStageReady:
+      release_claim(*c, ClaimState::kCancelled);
+      return 0;
+    default:  // staging or transferring: protection holds until that work is done
+      c->cancel_pending = true;
+      return 0;
+  }
+}
+
+void Controller::on_claim_ready(ClaimId id) {
+  Claim* c = find(id);
+  if (!c || c->state != ClaimState::kStaging) return;
+  set_state(*c, ClaimState::kStageReady);
+  c->timing.ready = clock_.now();
+  TEMPO_PROBE_CLAIM_READY(id, c->bytes);
+  if (c->cancel_pending) {
+    release_claim(*c, ClaimState::kCancelled);
+    return;
+  }
+  if (observer_) observer_->on_claim_ready(id);
+}
+
+void Controller::on_claim_failed(ClaimId id, int error) {
+  Claim* c = find(id);
+  if (!c || c->state != ClaimState::kStaging) return;
+  c->error = error;
+  ++stats_.failovers;
+  if (c->cancel_pending) {
+    release_claim(*c, ClaimState::kCancelled);
+    return;
+  }
+  release_claim(*c, ClaimState::kOrdinary);
+  ++stats_.ordinary;
+  TEMPO_PROBE_CLAIM_ORDINARY(id, c->bytes);
+  if (observer_) observer_->on_claim_ordinary(id);
+}
+
+void Controller::on_staging_progress(bool /*capacity_freed*/) { evaluate(); }
+
+std::optional<TimeNs> Controller::laxity(ClaimId id) {
+  Claim* c = find(id);
+  if (!c || c->state != ClaimState::kPlanned) return std::nullopt;
+  return ttu_now(*c) - provider_.ttr(id, ttr_mode()).value_or(0);
+}
+
+ControllerStats Controller::stats() const { return stats_; }
+
+}  // namespace tempo

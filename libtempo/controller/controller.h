@@ -1,0 +1,138 @@
+// The TempoKV controller: owns claims and their states, computes laxity TTU(t) - TTR(t),
+// and asks the provider to commit eligible claims: pending retrievals first, then the
+// runtime's latest request order; a claim blocked for capacity never blocks another.
+// Re-evaluates on claim report/revision, order updates, staging progress, capacity release
+// and the periodic tick. Never revokes a commitment.
+//
+// Not thread-safe: the runtime serialises calls (the sim EventQueue, or the runtime loop).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "controller/claim.h"
+#include "controller/commit_policy.h"
+#include "core/clock.h"
+#include "provider/provider.h"
+
+namespace tempo {
+
+struct ControllerConfig {
+  PolicySpec policy;
+  TimeNs tick_ns = 50 * kNsPerMs;
+};
+
+// A placeholder in update_order() for a waiting request that has no claim.
+inline constexpr ClaimId kNoClaim = 0;
+
+enum class RetrievalOutcome : uint8_t {
+  kReady,     // stage-ready: begin the transfer
+  kWait,      // committed, staging: wait for readiness
+  kOrdinary,  // take the ordinary (demand) path
+};
+
+class ControllerObserver {
+ public:
+  virtual ~ControllerObserver() = default;
+  virtual void on_claim_ready(ClaimId id) = 0;
+  // A committed claim's staging failed: it failed over to the ordinary path.
+  virtual void on_claim_ordinary(ClaimId id) = 0;
+};
+
+struct ControllerStats {
+  uint64_t reported = 0;
+  uint64_t committed = 0;
+  uint64_t capacity_deferrals = 0;  // commit attempts refused for lack of budget
+  uint64_t deferred_claims = 0;     // claims refused at least once
+  uint64_t ordinary = 0;            // claims served by the ordinary path (incl. failovers)
+  uint64_t failovers = 0;           // committed claims whose staging failed
+  uint64_t cancelled = 0;
+  uint64_t released = 0;
+  uint64_t failed = 0;
+  uint64_t evaluations = 0;
+  uint64_t planned = 0;  // claims PLANNED now
+  uint64_t live = 0;     // claims not in a terminal state now
+};
+
+class Controller final : public ProviderListener {
+ public:
+  Controller(Provider& provider, const Clock& clock, ControllerConfig config);
+  ~Controller() override;
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  void set_observer(ControllerObserver* observer) { observer_ = observer; }
+  // Called when a claim is reported, so a runtime can arm its periodic tick.
+  void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
+
+  // Records a hit as a PLANNED claim, metadata only; `ttu` is the time until retrieval is
+  // expected to begin. -EINVAL empty manifest or zero-size object.
+  int report(const Manifest& manifest, TimeNs ttu, ClaimId* id);
+  // A new TTU estimate. Ignored (0) once committed: commitment is never revoked.
+  // -ENOENT unknown, -EINVAL terminal.
+  int revise(ClaimId id, TimeNs ttu);
+  // The runtime's waiting queue in scheduling order (kNoClaim for requests without one).
+  // -ENOENT if an id is unknown; nothing changes then.
+  int update_order(std::span<const ClaimId> order);
+  // The runtime is about to retrieve: commits now if it can, else the ordinary path.
+  // -ENOENT unknown, -EINVAL terminal or transferring, the claim's error if FAILED.
+  int request_retrieval(ClaimId id, RetrievalOutcome* outcome);
+  // STAGE_READY -> TRANSFERRING. -EAGAIN still staging, -EINVAL otherwise.
+  int begin_transfer(ClaimId id);
+  // TRANSFERRING -> RELEASED (or CANCELLED if cancelled meanwhile). -EINVAL otherwise.
+  int end_transfer(ClaimId id);
+  // Uncommitted: at once. Committed: protection is kept until outstanding staging and
+  // transfer end. -EINVAL terminal, -EALREADY already cancelled.
+  int cancel(ClaimId id);
+
+  // The periodic tick; also usable as "re-evaluate now".
+  void tick() { evaluate(); }
+  void evaluate();
+
+  const Claim* claim(ClaimId id) const;
+  // Laxity TTU(t) - TTR(t) of a PLANNED claim under the policy's TTR (nullopt otherwise).
+  std::optional<TimeNs> laxity(ClaimId id);
+  ControllerStats stats() const;
+  const ControllerConfig& config() const { return config_; }
+  Provider& provider() { return provider_; }
+  template <typename F>
+  void for_each_claim(F&& f) const {
+    for (const auto& [id, c] : claims_) f(c);
+  }
+
+  // ProviderListener
+  void on_claim_ready(ClaimId id) override;
+  void on_claim_failed(ClaimId id, int error) override;
+  void on_staging_progress(bool capacity_freed) override;
+
+ private:
+  Claim* find(ClaimId id);
+  void set_state(Claim& c, ClaimState to);
+  bool eligible(Claim& c);
+  void attempt(Claim& c);
+  void leave_planned(Claim& c);
+  void release_claim(Claim& c, ClaimState to);
+  TimeNs ttu_now(const Claim& c) const;
+  TtrMode ttr_mode() const;
+
+  Provider& provider_;
+  const Clock& clock_;
+  ControllerConfig config_;
+  ControllerObserver* observer_ = nullptr;
+  std::function<void()> wakeup_;
+  std::unordered_map<ClaimId, Claim> claims_;
+  ClaimId next_id_ = 1;
+  uint64_t next_seq_ = 0;
+  std::vector<ClaimId> pending_;        // retrieval requested while PLANNED, in request order
+  std::vector<ClaimId> order_;          // the runtime's latest order
+  std::map<uint64_t, ClaimId> rest_;    // PLANNED claims outside order_, by report order
+  std::vector<ClaimId> ready_notices_;  // committed ready during a pass, told after it
+  bool evaluating_ = false;
+  bool again_ = false;
+  ControllerStats stats_;
+};
+
+}  // namespace tempo

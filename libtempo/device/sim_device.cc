@@ -1,0 +1,295 @@
+#include "device/sim_device.h"
+
+#include <cerrno>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/rate_sharing.h"
+
+namespace tempo {
+
+namespace {
+// A flow counts as finished once less than half a byte is left (floating-point slack).
+constexpr double kDoneBytes = 0.5;
+}  // namespace
+
+SimDevice::SimDevice(EventQueue& events, SimDeviceConfig config)
+    : events_(events), config_(std::move(config)), last_advance_(events.now()) {
+  if (config_.capacity_bytes == 0) throw std::invalid_argument("sim device: capacity_bytes is 0");
+  if (!(config_.staging_rate_bps > 0)) throw std::invalid_argument("sim device: staging_rate <= 0");
+  if (!(config_.demand_rate_bps > 0)) throw std::invalid_argument("sim device: demand_rate <= 0");
+  if (config_.staging_slots == 0) throw std::invalid_argument("sim device: staging_slots is 0");
+  if (config_.op_latency_ns < 0) throw std::invalid_argument("sim device: op_latency < 0");
+  policy_ = make_eviction_policy(config_.eviction);
+  if (!policy_)
+    throw std::invalid_argument("sim device: unknown eviction policy '" + config_.eviction + "'");
+}
+
+SimDevice::~SimDevice() {
+  if (timer_armed_) events_.cancel(timer_id_);
+}
+
+int SimDevice::add_object(ObjectKey key, uint64_t bytes) {
+  if (bytes == 0) return -EINVAL;
+  if (objects_.contains(key)) return -EEXIST;
+  objects_.emplace(key, Entry{bytes, Residency::kAbsent, 0});
+  return 0;
+}
+
+void SimDevice::inject_stage_error(ObjectKey key, int error) { injected_errors_[key] = error; }
+
+void SimDevice::drop_unpinned() {
+  while (auto victim = policy_->pick_victim()) evict(*victim, objects_.at(*victim));
+}
+
+DeviceInfo SimDevice::info() const {
+  return DeviceInfo{"sim", config_.capacity_bytes, config_.staging_slots, config_.staging_rate_bps,
+                    config_.demand_rate_bps};
+}
+
+SimDevice::Entry* SimDevice::find(ObjectKey key) {
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : &it->second;
+}
+
+const SimDevice::Entry* SimDevice::find(ObjectKey key) const {
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : &it->second;
+}
+
+int64_t SimDevice::object_size(ObjectKey key) const {
+  const Entry* e = find(key);
+  return e ? static_cast<int64_t>(e->bytes) : -ENOENT;
+}
+
+Residency SimDevice::residency(ObjectKey key) const {
+  const Entry* e = find(key);
+  return e ? e->state : Residency::kAbsent;
+}
+
+uint32_t SimDevice::pin_count(ObjectKey key) const {
+  const Entry* e = find(key);
+  return e ? e->pins : 0;
+}
+
+uint64_t SimDevice::recount_used_bytes() const {
+  uint64_t sum = 0;
+  for (const auto& [key, e] : objects_)
+    if (e.state != Residency::kAbsent) sum += e.bytes;
+  return sum;
+}
+
+bool SimDevice::make_room(uint64_t bytes) {
+  if (bytes > config_.capacity_bytes) return false;
+  while (config_.capacity_bytes - used_bytes_ < bytes) {
+    auto victim = policy_->pick_victim();
+    if (!victim) return false;
+    evict(*victim, objects_.at(*victim));
+  }
+  return true;
+}
+
+void SimDevice::evict(ObjectKey key, Entry& e) {
+  policy_->remove(key);
+  e.state = Residency::kAbsent;
+  used_bytes_ -= e.bytes;
+  stats_.resident_bytes = used_bytes_;
+  ++stats_.evictions;
+  stats_.evicted_bytes += e.bytes;
+  if (observer_) observer_->on_evicted(key);
+}
+
+int SimDevice::stage(ObjectKey key) {
+  Entry* e = find(key);
+  if (!e) return -ENOENT;
+  if (e->state != Residency::kAbsent) return -EBUSY;
+  if (!make_room(e->bytes)) return -ENOSPC;
+  advance();
+  e->state = Residency::kStaging;
+  e->pins = 1;
+  ++stats_.pins;
+  stats_.pinned_bytes += e->bytes;
+  used_bytes_ += e->bytes;
+  stats_.resident_bytes = used_bytes_;
+  stage_queue_.push_back(key);
+  stage_submitted_[key] = events_.now();
+  start_queued_stages();
+  reschedule();
+  return 0;
+}
+
+int SimDevice::pin(ObjectKey key) {
+  Entry* e = find(key);
+  if (!e) return -ENOENT;
+  if (e->state != Residency::kResident) return -EAGAIN;
+  if (e->pins == 0) {
+    policy_->remove(key);
+    stats_.pinned_bytes += e->bytes;
+  }
+  ++e->pins;
+  ++stats_.pins;
+  return 0;
+}
+
+int SimDevice::unpin(ObjectKey key) {
+  Entry* e = find(key);
+  if (!e) return -ENOENT;
+  if (e->pins == 0) return -EINVAL;
+  --e->pins;
+  --stats_.pins;
+  if (e->pins == 0) {
+    stats_.pinned_bytes -= e->bytes;
+    if (e->state == Residency::kResident) policy_->add(key, e->bytes, events_.now());
+  }
+  return 0;
+}
+
+int SimDevice::demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) {
+  for (ObjectKey k : keys)
+    if (!find(k)) return -ENOENT;
+  advance();
+  Flow f{Flow::Kind::kDemand,
+         0,
+         {},
+         std::move(done),
+         0,
+         config_.demand_rate_bps,
+         0,
+         events_.now(),
+         events_.now() + config_.op_latency_ns};
+  for (ObjectKey k : keys) {
+    Entry& e = objects_.at(k);
+    if (e.state == Residency::kResident) {
+      policy_->record_access(k, events_.now());
+      continue;
+    }
+    // Absent or still staging: the memory path reads it from SSD; absent ones are cached after.
+    f.remaining += static_cast<double>(e.bytes);
+    stats_.demand_bytes += e.bytes;
+    if (e.state == Residency::kAbsent) f.fill.push_back(k);
+  }
+  ++stats_.demand_reads;
+  if (f.remaining == 0) f.data_start = events_.now();  // all hits: no SSD latency
+  flows_.push_back(std::move(f));
+  reschedule();
+  return 0;
+}
+
+void SimDevice::start_queued_stages() {
+  while (active_stages_ < config_.staging_slots && !stage_queue_.empty()) {
+    const ObjectKey key = stage_queue_.front();
+    stage_queue_.pop_front();
+    const TimeNs submitted = stage_submitted_.at(key);
+    flows_.push_back(Flow{Flow::Kind::kStage,
+                          key,
+                          {},
+                          {},
+                          static_cast<double>(objects_.at(key).bytes),
+                          0,
+                          0,
+                          submitted,
+                          events_.now() + config_.op_latency_ns});
+    ++active_stages_;
+  }
+}
+
+void SimDevice::advance() {
+  const TimeNs now = events_.now();
+  const double dt = ns_to_sec(now - last_advance_);
+  if (dt > 0) {
+    for (Flow& f : flows_)
+      if (f.data_start <= last_advance_) f.remaining -= f.rate * dt;
+  }
+  last_advance_ = now;
+}
+
+void SimDevice::reschedule() {
+  const TimeNs now = events_.now();
+  std::vector<double> caps;
+  std::vector<size_t> data_idx;
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    flows_[i].rate = 0;
+    if (flows_[i].data_start <= now) {
+      caps.push_back(flows_[i].cap);
+      data_idx.push_back(i);
+    }
+  }
+  std::vector<double> rates(caps.size());
+  share_rate(config_.staging_rate_bps, caps, rates);
+  TimeNs next = kNever;
+  for (size_t j = 0; j < data_idx.size(); ++j) {
+    Flow& f = flows_[data_idx[j]];
+    f.rate = rates[j];
+    const double left = std::max(0.0, f.remaining);
+    next = std::min(next, now + static_cast<TimeNs>(std::ceil(left / f.rate * 1e9)));
+  }
+  for (const Flow& f : flows_)
+    if (f.data_start > now) next = std::min(next, f.data_start);
+  if (timer_armed_) events_.cancel(timer_id_);
+  timer_armed_ = next != kNever;
+  if (timer_armed_) timer_id_ = events_.schedule_at(next, [this] { on_timer(); });
+}
+
+void SimDevice::on_timer() {
+  timer_armed_ = false;
+  advance();
+  const TimeNs now = events_.now();
+  std::vector<Flow> finished;
+  for (size_t i = 0; i < flows_.size();) {
+    if (flows_[i].data_start <= now && flows_[i].remaining <= kDoneBytes) {
+      finished.push_back(std::move(flows_[i]));
+      flows_[i] = std::move(flows_.back());
+      flows_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  for (const Flow& f : finished)
+    if (f.kind == Flow::Kind::kStage) --active_stages_;
+  start_queued_stages();
+  reschedule();
+  // State is consistent before anyone is told: callbacks may stage, pin or read again.
+  for (Flow& f : finished) finish_flow(f);
+}
+
+void SimDevice::finish_flow(Flow& f) {
+  const TimeNs now = events_.now();
+  if (f.kind == Flow::Kind::kDemand) {
+    for (ObjectKey k : f.fill) {
+      Entry& e = objects_.at(k);
+      if (e.state != Residency::kAbsent || !make_room(e.bytes)) continue;
+      e.state = Residency::kResident;
+      used_bytes_ += e.bytes;
+      stats_.resident_bytes = used_bytes_;
+      policy_->add(k, e.bytes, now);
+      if (observer_) observer_->on_resident(k);
+    }
+    if (f.done) f.done(0);
+    return;
+  }
+  Entry& e = objects_.at(f.key);
+  StageCompletion c{f.key, e.bytes, 0, f.submitted, now};
+  stage_submitted_.erase(f.key);
+  auto inj = injected_errors_.find(f.key);
+  if (inj != injected_errors_.end()) {
+    c.status = inj->second;
+    injected_errors_.erase(inj);
+    ++stats_.stage_errors;
+    if (e.pins > 0) {
+      stats_.pins -= e.pins;
+      stats_.pinned_bytes -= e.bytes;
+    }
+    e.pins = 0;
+    e.state = Residency::kAbsent;
+    used_bytes_ -= e.bytes;
+    stats_.resident_bytes = used_bytes_;
+  } else {
+    e.state = Residency::kResident;
+    ++stats_.staged_ops;
+    stats_.staged_bytes += e.bytes;
+    if (e.pins == 0) policy_->add(f.key, e.bytes, now);
+  }
+  if (observer_) observer_->on_stage_complete(c);
+}
+
+}  // namespace tempo

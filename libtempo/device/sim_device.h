@@ -1,0 +1,101 @@
+// The `sim` device: a virtual-time model of a memory-semantic flash device. An SSD tier of
+// registered objects; a fast tier of fixed capacity; a staging engine serving up to
+// `staging_slots` operations FIFO, each paying `op_latency` and then sharing the aggregate
+// `staging_rate`; demand (ordinary-path) reads share the same SSD bandwidth, each capped at
+// `demand_rate`. Unpinned resident objects are evicted by a pluggable policy. Deterministic.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/event_queue.h"
+#include "device/device.h"
+#include "policy/eviction_policy.h"
+
+namespace tempo {
+
+struct SimDeviceConfig {
+  uint64_t capacity_bytes = 100ull << 30;
+  double staging_rate_bps = 11.0 * (1ull << 30);
+  uint32_t staging_slots = 8;
+  TimeNs op_latency_ns = 100 * kNsPerUs;
+  double demand_rate_bps = 2.0 * (1ull << 30);
+  std::string eviction = "lru";
+};
+
+class SimDevice final : public Device {
+ public:
+  // Throws std::invalid_argument on an invalid configuration (zero rate/slots, unknown policy).
+  SimDevice(EventQueue& events, SimDeviceConfig config);
+  ~SimDevice() override;
+
+  // The SSD tier's contents. -EEXIST if `key` is already held, -EINVAL for zero bytes.
+  int add_object(ObjectKey key, uint64_t bytes);
+  // Test hook: the next stage of `key` completes with `error` (negative errno).
+  void inject_stage_error(ObjectKey key, int error);
+  // Drops every unpinned resident object (the paper's "reset the fast tier").
+  void drop_unpinned();
+
+  DeviceInfo info() const override;
+  DeviceStats stats() const override { return stats_; }
+  void set_observer(DeviceObserver* observer) override { observer_ = observer; }
+  int64_t object_size(ObjectKey key) const override;
+  Residency residency(ObjectKey key) const override;
+  uint32_t pin_count(ObjectKey key) const override;
+  int stage(ObjectKey key) override;
+  int pin(ObjectKey key) override;
+  int unpin(ObjectKey key) override;
+  int demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
+
+  // Sum of the sizes of resident and staging objects, recomputed from scratch (tests).
+  uint64_t recount_used_bytes() const;
+
+ private:
+  struct Entry {
+    uint64_t bytes = 0;
+    Residency state = Residency::kAbsent;
+    uint32_t pins = 0;
+  };
+  struct Flow {
+    enum class Kind { kStage, kDemand } kind;
+    ObjectKey key = 0;              // kStage
+    std::vector<ObjectKey> fill;    // kDemand: objects to cache once read
+    std::function<void(int)> done;  // kDemand
+    double remaining = 0;           // bytes
+    double cap = 0;                 // bytes/s, 0 = uncapped
+    double rate = 0;                // current share
+    TimeNs submitted = 0;
+    TimeNs data_start = 0;  // end of the latency phase
+  };
+
+  Entry* find(ObjectKey key);
+  const Entry* find(ObjectKey key) const;
+  bool make_room(uint64_t bytes);
+  void evict(ObjectKey key, Entry& e);
+  void start_queued_stages();
+  void advance();
+  void reschedule();
+  void on_timer();
+  void finish_flow(Flow& f);
+
+  EventQueue& events_;
+  SimDeviceConfig config_;
+  std::unique_ptr<EvictionPolicy> policy_;
+  DeviceObserver* observer_ = nullptr;
+  std::unordered_map<ObjectKey, Entry> objects_;
+  std::unordered_map<ObjectKey, int> injected_errors_;
+  std::deque<ObjectKey> stage_queue_;  // submitted, waiting for a slot
+  std::unordered_map<ObjectKey, TimeNs> stage_submitted_;
+  std::vector<Flow> flows_;  // in service (latency or data phase)
+  uint32_t active_stages_ = 0;
+  uint64_t used_bytes_ = 0;
+  TimeNs last_advance_ = 0;
+  uint64_t timer_id_ = 0;
+  bool timer_armed_ = false;
+  DeviceStats stats_;
+};
+
+}  // namespace tempo

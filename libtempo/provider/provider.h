@@ -1,0 +1,169 @@
+// The storage-side staging provider: maps claims' manifests to device objects, projects
+// TTR from its staging queue without doing I/O, keeps the protected-capacity ledger,
+// commits claims (coalescing shared staging, reserving only bytes no other committed claim
+// covers), reports readiness and releases protection.
+//
+// Not thread-safe: the runtime serialises calls (the sim EventQueue, or the runtime loop).
+#pragma once
+
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/object.h"
+#include "device/device.h"
+#include "provider/capacity_ledger.h"
+#include "provider/rate_estimator.h"
+
+namespace tempo {
+
+using ClaimId = uint64_t;
+
+enum class TtrMode : uint8_t {
+  kStateAware,  // the projection of the staging queue at the learned rate (TempoKV)
+  kStatic,      // the claim alone: non-resident bytes at a fixed rate (TempoKV-Static)
+};
+
+struct ProviderConfig {
+  uint64_t budget_bytes = 50ull << 30;
+  double calibration_rate_bps = 11.0 * (1ull << 30);  // the learned rate starts here
+  double static_rate_bps = 11.0 * (1ull << 30);       // TempoKV-Static's fixed rate
+  TimeNs rate_window_ns = 2 * kNsPerSec;              // active staging time the rate spans
+  uint32_t staging_slots = 0;                         // 0: the device's
+};
+
+class ProviderListener {
+ public:
+  virtual ~ProviderListener() = default;
+  virtual void on_claim_ready(ClaimId id) = 0;
+  // Staging of one of the claim's objects failed; the claim must be released.
+  virtual void on_claim_failed(ClaimId id, int error) = 0;
+  // A staging operation ended (TTRs moved); `capacity_freed` when the ledger shrank.
+  virtual void on_staging_progress(bool capacity_freed) = 0;
+};
+
+struct CommitResult {
+  int status = 0;             // 0, -ENOSPC (budget), -ENOENT/-EINVAL (invalid object), ...
+  uint64_t new_bytes = 0;     // bytes this commit added to the ledger
+  uint64_t needed_bytes = 0;  // on -ENOSPC: bytes that did not fit
+  bool ready = false;         // every object already resident and protected
+};
+
+struct ProviderStats {
+  uint64_t budget_bytes = 0;
+  uint64_t ledger_bytes = 0;    // protected + reserved, shared objects once
+  uint64_t reserved_bytes = 0;  // part of the ledger still staging
+  uint64_t outstanding_ops = 0;
+  uint64_t stage_submitted = 0;
+  uint64_t stage_completed = 0;
+  uint64_t stage_failed = 0;
+  uint64_t staged_bytes = 0;
+  uint64_t commits = 0;
+  uint64_t capacity_deferrals = 0;
+  double effective_rate_bps = 0;
+  double ledger_byte_seconds = 0;
+};
+
+class Provider final : public DeviceObserver {
+ public:
+  Provider(Device& device, const Clock& clock, ProviderConfig config);
+  ~Provider() override;
+  Provider(const Provider&) = delete;
+  Provider& operator=(const Provider&) = delete;
+
+  void set_listener(ProviderListener* listener) { listener_ = listener; }
+  Device& device() { return device_; }
+
+  // Remembers an uncommitted claim's manifest (duplicates in it count once). Metadata only:
+  // no I/O, no reservation. -EEXIST known id, -EINVAL empty manifest or a zero-size object.
+  int track(ClaimId id, const Manifest& manifest);
+  // Forgets an uncommitted claim. -ENOENT unknown, -EBUSY committed (release it instead).
+  int untrack(ClaimId id);
+
+  // Time for the claim to become resident and protected if committed now (0 if it is).
+  std::optional<TimeNs> ttr(ClaimId id, TtrMode mode);
+  // ttr(id, mode) >= threshold, decided from cheap bounds where they settle it.
+  bool ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode);
+
+  // Rechecks validity and capacity, then protects resident objects and stages the rest.
+  CommitResult commit(ClaimId id);
+  bool committed(ClaimId id) const;
+  bool ready(ClaimId id) const;
+  // Ends the claim's protection and forgets it; bytes no other committed claim protects
+  // return to the budget once their staging is done. Returns the bytes freed now, or
+  // -ENOENT unknown, -EINVAL not committed.
+  int64_t release(ClaimId id);
+
+  uint64_t claim_bytes(ClaimId id) const;
+  const CapacityLedger& ledger() const { return ledger_; }
+  ProviderStats stats() const;
+  double effective_rate_bps() const { return rate_.rate_bps(); }
+
+  // Invariant checks for tests: the ledger recomputed from per-object state, and the device
+  // pins the provider believes it holds.
+  uint64_t recompute_ledger_bytes() const;
+  uint64_t held_pins() const;
+
+  // DeviceObserver
+  void on_stage_complete(const StageCompletion& c) override;
+  void on_resident(ObjectKey key) override;
+  void on_evicted(ObjectKey key) override;
+
+ private:
+  enum class Cls : uint8_t { kAbsent, kCovered, kResident };  // as a TTR projection sees it
+  struct ObjRec {
+    uint64_t bytes = 0;
+    uint32_t refs = 0;     // committed claims protecting it
+    bool staging = false;  // our stage operation is outstanding
+    bool pinned = false;   // we hold the device pin: resident and protected
+    Cls cls = Cls::kAbsent;
+    std::unordered_set<ClaimId> planned;  // uncommitted claims that include it
+    std::vector<ClaimId> waiters;         // committed claims waiting for its staging
+  };
+  struct ClaimRec {
+    std::vector<ObjectKey> objects;  // unique, manifest order
+    uint64_t bytes = 0;
+    bool committed = false;
+    uint32_t pending = 0;        // committed: objects not yet resident and protected
+    uint64_t absent_bytes = 0;   // uncommitted: bytes needing new reads
+    uint64_t covered_bytes = 0;  // uncommitted: bytes our outstanding staging will bring
+  };
+  struct Op {
+    ObjectKey key;
+    uint64_t bytes;
+    double remaining;  // the projection's estimate
+  };
+
+  Cls classify(ObjectKey key, const ObjRec& o) const;
+  void set_cls(ObjRec& o, Cls cls);
+  void sync_projection();
+  const std::vector<TimeNs>& baseline();
+  TimeNs exact_ttr(const ClaimRec& c);
+  uint64_t drop_if_unreferenced(ObjectKey key, ObjRec& o);
+  void forget_if_unused(ObjectKey key);
+  uint32_t slots() const;
+
+  Device& device_;
+  const Clock& clock_;
+  ProviderConfig config_;
+  ProviderListener* listener_ = nullptr;
+  CapacityLedger ledger_;
+  RateEstimator rate_;
+  std::unordered_map<ObjectKey, ObjRec> objects_;
+  std::unordered_map<ClaimId, ClaimRec> claims_;
+  std::vector<Op> ops_;  // outstanding staging, issue order
+  std::unordered_map<ObjectKey, size_t> op_index_;
+  double outstanding_remaining_ = 0;  // sum of ops_[i].remaining
+  TimeNs projected_at_ = 0;
+  uint64_t ops_version_ = 0;
+  std::vector<TimeNs> baseline_;  // completion of each op from projected_at_
+  uint64_t baseline_version_ = UINT64_MAX;
+  TimeNs baseline_at_ = -1;
+  double baseline_rate_ = 0;
+  uint64_t reserved_bytes_ = 0;
+  ProviderStats counters_;
+};
+
+}  // namespace tempo

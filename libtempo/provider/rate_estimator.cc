@@ -1,0 +1,55 @@
+#include "provider/rate_estimator.h"
+
+#include <stdexcept>
+
+namespace tempo {
+
+RateEstimator::RateEstimator(double calibration_bps, TimeNs window)
+    : calibration_(calibration_bps), window_(window) {
+  if (!(calibration_bps > 0)) throw std::invalid_argument("rate estimator: calibration <= 0");
+  if (window <= 0) throw std::invalid_argument("rate estimator: window <= 0");
+  // The prior: a full window's worth of active time at the calibrated rate.
+  samples_.push_back(Sample{calibration_bps * ns_to_sec(window), window});
+  window_bytes_ = samples_.front().bytes;
+  window_active_ = window;
+}
+
+void RateEstimator::on_busy(TimeNs now) {
+  if (busy_) return;
+  busy_ = true;
+  mark_ = now;
+}
+
+void RateEstimator::on_complete(uint64_t bytes, TimeNs now, bool still_busy) {
+  const TimeNs active = busy_ ? now - mark_ : 0;
+  samples_.push_back(Sample{static_cast<double>(bytes), active});
+  window_bytes_ += static_cast<double>(bytes);
+  window_active_ += active;
+  total_active_ += active;
+  mark_ = now;
+  busy_ = still_busy;
+  // Age out the oldest samples beyond the window; the one crossing it is trimmed pro rata.
+  while (window_active_ > window_ && samples_.size() > 1) {
+    Sample& old = samples_.front();
+    const TimeNs excess = window_active_ - window_;
+    if (old.active <= excess) {
+      window_bytes_ -= old.bytes;
+      window_active_ -= old.active;
+      samples_.pop_front();
+    } else {
+      const double keep =
+          static_cast<double>(old.active - excess) / static_cast<double>(old.active);
+      window_bytes_ -= old.bytes * (1 - keep);
+      old.bytes *= keep;
+      old.active -= excess;
+      window_active_ -= excess;
+    }
+  }
+}
+
+double RateEstimator::rate_bps() const {
+  if (window_active_ <= 0) return calibration_;
+  return window_bytes_ / ns_to_sec(window_active_);
+}
+
+}  // namespace tempo
