@@ -15,6 +15,12 @@
 #endif
 #include <sys/sdt.h>
 
+// Arguments in registers or immediates only: a memory operand may come out as `sym+off(%rip)`,
+// which libbpf's and bpftrace's USDT argument parsers reject. The macro is read at each
+// probe's expansion, so redefining it here is enough.
+#undef STAP_SDT_ARG_CONSTRAINT
+#define STAP_SDT_ARG_CONSTRAINT nr
+
 #ifdef __cplusplus
 #include <cstdint>
 #else
