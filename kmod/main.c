@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tempo.ko: a memory-semantic flash device (/dev/tempo0). Module parameters
+ * name the backing block device and size the fast tier; the char device
+ * offers mmap, STAGE/PIN/UNPIN/QUERY/INFO/FEATURES/STATS/RESET ioctls and
+ * read()/poll() of stage completions. See Documentation/kmod.md.
+ */
+#include <linux/fs.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/mount.h>
+#include <linux/poll.h>
+#include <linux/pseudo_fs.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "tempo.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+static char *backing;
+module_param(backing, charp, 0444);
+MODULE_PARM_DESC(backing, "backing block device, e.g. /dev/nvme0n1 (required)");
+
+static unsigned int fast_mb = 64;
+module_param(fast_mb, uint, 0444);
+MODULE_PARM_DESC(fast_mb, "fast-tier size in MiB of kernel pages (default 64)");
+
+static unsigned int extent_kb = 64;
+module_param(extent_kb, uint, 0444);
+MODULE_PARM_DESC(extent_kb,
+		 "residency granularity in KiB, a power of two >= the page size (default 64)");
+
+static unsigned int pin_limit_mb;
+module_param(pin_limit_mb, uint, 0444);
+MODULE_PARM_DESC(pin_limit_mb,
+		 "most MiB pinned at once (default 0: three quarters of the fast tier)");
+
+static unsigned long long dax_start;
+module_param(dax_start, ullong, 0444);
+MODULE_PARM_DESC(dax_start, "physical start of a Device-DAX range to use as the fast tier");
+
+static unsigned long long dax_size;
+module_param(dax_size, ullong, 0444);
+MODULE_PARM_DESC(dax_size, "bytes of that range (0: use kernel pages)");
+
+#define TEMPO_FS_MAGIC 0x74656d70
+#define TEMPO_MAX_EXTENT_KB (64 * 1024)
+
+static struct tempo_dev *tempo_dev;
+static struct vfsmount *tempo_mnt;
+
+static int tempo_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, TEMPO_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+/* Holds the inode whose mapping every mmap of the device shares. */
+static struct file_system_type tempo_fs_type = {
+	.name = "tempo",
+	.init_fs_context = tempo_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+static int tempo_open(struct inode *inode, struct file *file)
+{
+	struct tempo_dev *dev = container_of(file->private_data, struct tempo_dev, misc);
+	struct tempo_file *tf;
+
+	tf = kzalloc(sizeof(*tf), GFP_KERNEL);
+	if (!tf)
+		return -ENOMEM;
+	tf->dev = dev;
+	kref_init(&tf->ref);
+	xa_init(&tf->pins);
+	INIT_LIST_HEAD(&tf->inflight);
+	INIT_LIST_HEAD(&tf->cq);
+	spin_lock_init(&tf->cq_lock);
+	init_waitqueue_head(&tf->cq_wait);
+	file->private_data = tf;
+	file->f_mapping = dev->inode->i_mapping;
+	return stream_open(inode, file);
+}
+
+/* The last reference to the fd is gone: drop its pins and unread completions. */
+static int tempo_release(struct inode *inode, struct file *file)
+{
+	struct tempo_file *tf = file->private_data;
+	struct tempo_dev *dev = tf->dev;
+	struct tempo_batch *b, *next;
+	LIST_HEAD(unread);
+
+	mutex_lock(&dev->lock);
+	tempo_file_release_batches_locked(tf);
+	tempo_file_release_pins_locked(tf);
+	spin_lock(&tf->cq_lock);
+	list_splice_init(&tf->cq, &unread);
+	spin_unlock(&tf->cq_lock);
+	mutex_unlock(&dev->lock);
+
+	list_for_each_entry_safe(b, next, &unread, node) {
+		kvfree(b);
+		tempo_file_put(tf);
+	}
+	tempo_file_put(tf);
+	return 0;
+}
+
+/* Returns whole struct tempo_completion records; blocks unless O_NONBLOCK. */
+static ssize_t tempo_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
+{
+	const size_t sz = sizeof(struct tempo_completion);
+	struct tempo_file *tf = file->private_data;
+	struct tempo_batch *b;
+	size_t copied = 0;
+	int ret;
+
+	if (count < sz)
+		return -EINVAL;
+	while (copied + sz <= count) {
+		spin_lock(&tf->cq_lock);
+		b = list_first_entry_or_null(&tf->cq, struct tempo_batch, node);
+		if (b)
+			list_del(&b->node);
+		spin_unlock(&tf->cq_lock);
+		if (!b) {
+			if (copied)
+				break;
+			if (file->f_flags & O_NONBLOCK)
+				return -EAGAIN;
+			ret = wait_event_interruptible(tf->cq_wait, !list_empty_careful(&tf->cq));
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (copy_to_user(buf + copied, &b->done, sz)) {
+			spin_lock(&tf->cq_lock);
+			list_add(&b->node, &tf->cq);
+			spin_unlock(&tf->cq_lock);
+			return copied ? copied : -EFAULT;
+		}
+		copied += sz;
+		mutex_lock(&tf->dev->lock);
+		tf->nr_batches--;
+		mutex_unlock(&tf->dev->lock);
+		kvfree(b);
+		tempo_file_put(tf);
+	}
+	return copied;
+}
+
+static __poll_t tempo_poll(struct file *file, poll_table *wait)
+{
+	struct tempo_file *tf = file->private_data;
+
+	poll_wait(file, &tf->cq_wait, wait);
+	return list_empty_careful(&tf->cq) ? 0 : EPOLLIN | EPOLLRDNORM;
+}
+
+static long tempo_ioctl_info(struct tempo_dev *dev, void __user *argp)
+{
+	struct tempo_info info = {
+		.size = dev->size,
+		.fast_bytes = (u64)dev->nr_slots * dev->extent_bytes,
+		.extent_bytes = dev->extent_bytes,
+		.pin_limit_bytes = dev->pin_limit_bytes,
+		.backing_dev = new_encode_dev(dev->bdev->bd_dev),
+		.fast_kind = dev->fast_kind,
+		.max_ranges = TEMPO_MAX_RANGES,
+	};
+
+	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long tempo_ioctl_features(void __user *argp)
+{
+	struct tempo_features f = {
+		.stage_flags = TEMPO_STAGE_F_ALL,
+		.pin_flags = TEMPO_PIN_F_ALL,
+	};
+
+	return copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+}
+
+static long tempo_ioctl_stats(struct tempo_dev *dev, void __user *argp)
+{
+	struct tempo_stats st;
+
+	mutex_lock(&dev->lock);
+	st = dev->stats;
+	st.resident_bytes =
+		(u64)(dev->nr_slots - dev->nr_free - dev->nr_filling) * dev->extent_bytes;
+	st.filling_bytes = (u64)dev->nr_filling * dev->extent_bytes;
+	st.pinned_bytes = (u64)dev->nr_pinned * dev->extent_bytes;
+	st.pins = dev->pins;
+	mutex_unlock(&dev->lock);
+	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+static long tempo_ioctl_reset(struct tempo_dev *dev, unsigned long arg)
+{
+	if (arg)
+		return -EINVAL;
+	mutex_lock(&dev->lock);
+	tempo_reset_locked(dev);
+	dev->stats.resets++;
+	mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static long tempo_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct tempo_file *tf = file->private_data;
+	void __user *argp = (void __user *)arg;
+
+	switch (cmd) {
+	case TEMPO_IOC_GET_INFO:
+		return tempo_ioctl_info(tf->dev, argp);
+	case TEMPO_IOC_GET_FEATURES:
+		return tempo_ioctl_features(argp);
+	case TEMPO_IOC_STAGE:
+		return tempo_ioctl_stage(tf, argp);
+	case TEMPO_IOC_PIN:
+		return tempo_ioctl_pin(tf, argp);
+	case TEMPO_IOC_UNPIN:
+		return tempo_ioctl_unpin(tf, argp);
+	case TEMPO_IOC_QUERY:
+		return tempo_ioctl_query(tf, argp);
+	case TEMPO_IOC_STATS:
+		return tempo_ioctl_stats(tf->dev, argp);
+	case TEMPO_IOC_RESET:
+		return tempo_ioctl_reset(tf->dev, arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations tempo_fops = {
+	.owner = THIS_MODULE,
+	.open = tempo_open,
+	.release = tempo_release,
+	.read = tempo_read,
+	.poll = tempo_poll,
+	.mmap = tempo_mmap,
+	.unlocked_ioctl = tempo_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+static int tempo_check_params(void)
+{
+	if (!backing || !*backing) {
+		pr_err("tempo: backing=<block device> is required\n");
+		return -EINVAL;
+	}
+	if (!is_power_of_2(extent_kb) || extent_kb * 1024UL < PAGE_SIZE ||
+	    extent_kb > TEMPO_MAX_EXTENT_KB) {
+		pr_err("tempo: extent_kb=%u must be a power of two from %lu to %u\n", extent_kb,
+		       PAGE_SIZE / 1024, TEMPO_MAX_EXTENT_KB);
+		return -EINVAL;
+	}
+	if (!dax_size && !fast_mb) {
+		pr_err("tempo: fast_mb must not be 0\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init tempo_init(void)
+{
+	struct tempo_dev *dev;
+	u64 fast;
+	int ret;
+
+	ret = tempo_check_params();
+	if (ret)
+		return ret;
+
+	ret = -ENOMEM;
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		goto out;
+	mutex_init(&dev->lock);
+	xa_init(&dev->map);
+	init_waitqueue_head(&dev->fill_wait);
+	dev->extent_bytes = (u64)extent_kb * 1024;
+	dev->extent_shift = ilog2(dev->extent_bytes);
+
+	dev->bdev = blkdev_get_by_path(backing, FMODE_READ, NULL);
+	if (IS_ERR(dev->bdev)) {
+		ret = PTR_ERR(dev->bdev);
+		pr_err("tempo: cannot open %s: %d\n", backing, ret);
+		goto out_free_dev;
+	}
+	dev->size = round_down(bdev_nr_bytes(dev->bdev), dev->extent_bytes);
+	ret = -EINVAL;
+	if (!dev->size) {
+		pr_err("tempo: %s is smaller than one extent\n", backing);
+		goto out_put_bdev;
+	}
+
+	ret = tempo_tier_init(dev, (u64)fast_mb << 20, dax_start, dax_size);
+	if (ret) {
+		pr_err("tempo: fast tier setup failed: %d\n", ret);
+		goto out_put_bdev;
+	}
+	fast = (u64)dev->nr_slots * dev->extent_bytes;
+	dev->pin_limit_bytes =
+		pin_limit_mb ? min_t(u64, (u64)pin_limit_mb << 20, fast) : fast / 4 * 3;
+
+	ret = -ENOMEM;
+	dev->wq = alloc_workqueue("tempo", WQ_MEM_RECLAIM, 0);
+	if (!dev->wq)
+		goto out_tier_exit;
+
+	tempo_mnt = kern_mount(&tempo_fs_type);
+	if (IS_ERR(tempo_mnt)) {
+		ret = PTR_ERR(tempo_mnt);
+		goto out_destroy_wq;
+	}
+	dev->inode = alloc_anon_inode(tempo_mnt->mnt_sb);
+	if (IS_ERR(dev->inode)) {
+		ret = PTR_ERR(dev->inode);
+		goto out_unmount;
+	}
+
+	dev->misc.minor = MISC_DYNAMIC_MINOR;
+	dev->misc.name = "tempo0";
+	dev->misc.fops = &tempo_fops;
+	dev->misc.mode = 0600;
+	ret = misc_register(&dev->misc);
+	if (ret)
+		goto out_put_inode;
+
+	tempo_dev = dev;
+	pr_info("tempo: tempo0 on %s: size %llu fast %llu (%s) extent %llu pin_limit %llu\n",
+		backing, dev->size, fast, dev->fast_kind == TEMPO_FAST_DAX ? "dax" : "pages",
+		dev->extent_bytes, dev->pin_limit_bytes);
+	return 0;
+
+out_put_inode:
+	iput(dev->inode);
+out_unmount:
+	kern_unmount(tempo_mnt);
+out_destroy_wq:
+	destroy_workqueue(dev->wq);
+out_tier_exit:
+	tempo_tier_exit(dev);
+out_put_bdev:
+	blkdev_put(dev->bdev, FMODE_READ);
+out_free_dev:
+	kfree(dev);
+out:
+	return ret;
+}
+
+static void __exit tempo_exit(void)
+{
+	struct tempo_dev *dev = tempo_dev;
+
+	misc_deregister(&dev->misc);
+	/* fills of closed fds may still be in flight */
+	wait_event(dev->fill_wait, !READ_ONCE(dev->nr_filling));
+	destroy_workqueue(dev->wq);
+	iput(dev->inode);
+	kern_unmount(tempo_mnt);
+	tempo_tier_exit(dev);
+	blkdev_put(dev->bdev, FMODE_READ);
+	kfree(dev);
+}
+
+module_init(tempo_init);
+module_exit(tempo_exit);
+MODULE_DESCRIPTION("TempoKV memory-semantic flash device");
+MODULE_LICENSE("GPL");

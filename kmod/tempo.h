@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tempo.ko internals.
+ *
+ * Locking: dev->lock (a mutex) protects the residency map, every slot's state,
+ * pins, the LRU, the per-fd pin tables and the in-flight batch lists. Bio
+ * completions only queue slot->work; the work takes dev->lock. A fd's
+ * completion queue has its own spinlock, taken inside dev->lock. Page faults
+ * run under mmap_lock and take dev->lock; eviction calls
+ * unmap_mapping_range() with dev->lock held (it needs i_mmap_rwsem, never
+ * mmap_lock), so the order is mmap_lock -> dev->lock -> i_mmap_rwsem.
+ */
+#ifndef TEMPO_H
+#define TEMPO_H
+
+#include <linux/blkdev.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <uapi/linux/tempo.h>
+
+enum tempo_slot_state {
+	TEMPO_SLOT_FREE,
+	TEMPO_SLOT_FILLING, /* a bio is reading the extent in */
+	TEMPO_SLOT_RESIDENT,
+};
+
+/* One extent-sized piece of the fast tier. */
+struct tempo_slot {
+	struct tempo_dev *dev;
+	unsigned long pfn; /* first page frame; the slot's pfns are contiguous */
+	u64 ext; /* protected by dev->lock: the extent held, when not FREE */
+	u8 state; /* protected by dev->lock */
+	u32 pins; /* protected by dev->lock: all fds together */
+	/* protected by dev->lock: on dev->lru (RESIDENT, pins == 0) or dev->free */
+	struct list_head node;
+	/* protected by dev->lock: struct tempo_batch_ext waiting on the fill */
+	struct list_head waiters;
+	bool fault_fill; /* protected by dev->lock: a fault started the fill */
+	u64 fill_start_ns;
+	blk_status_t bio_status; /* written by the bio end_io, read by work */
+	struct work_struct work; /* completes the fill in process context */
+};
+
+struct tempo_dev {
+	struct miscdevice misc;
+	struct block_device *bdev;
+	struct inode *inode; /* its mapping holds every mmap of the device */
+	struct workqueue_struct *wq;
+
+	u64 size; /* logical bytes, a multiple of extent_bytes */
+	u64 extent_bytes;
+	unsigned int extent_shift;
+	u64 pin_limit_bytes;
+	u32 fast_kind;
+	u32 nr_slots;
+	struct tempo_slot *slots;
+	struct page **page_blocks; /* TEMPO_FAST_PAGES: one block per slot */
+
+	struct mutex lock;
+	struct xarray map; /* protected by lock: extent index -> slot */
+	struct list_head lru; /* protected by lock: oldest first */
+	struct list_head free; /* protected by lock */
+	u32 nr_lru; /* protected by lock */
+	u32 nr_free; /* protected by lock */
+	u32 nr_filling; /* protected by lock */
+	u32 nr_pinned; /* protected by lock: slots with pins > 0 */
+	u64 pins; /* protected by lock */
+	u64 fill_gen; /* protected by lock: bumped on every fill completion */
+	wait_queue_head_t fill_wait; /* woken on every fill completion */
+	struct tempo_stats stats; /* protected by lock (counters only) */
+};
+
+/* Per open file. Freed when the fd is closed and no batch refers to it. */
+struct tempo_file {
+	struct tempo_dev *dev;
+	struct kref ref;
+	bool closed; /* protected by dev->lock */
+	struct xarray pins; /* protected by dev->lock: extent -> xa_mk_value(count) */
+	struct list_head inflight; /* protected by dev->lock: struct tempo_batch */
+	u32 nr_batches; /* protected by dev->lock: in flight + unread */
+	spinlock_t cq_lock;
+	struct list_head cq; /* protected by cq_lock: completed batches */
+	wait_queue_head_t cq_wait;
+};
+
+struct tempo_batch;
+
+/* One distinct extent of a batch. */
+struct tempo_batch_ext {
+	u64 ext;
+	bool pinned; /* protected by dev->lock: this batch holds a pin on it */
+	struct list_head wait_node; /* on slot->waiters while filling */
+	struct tempo_batch *batch;
+};
+
+struct tempo_batch {
+	struct tempo_file *tf; /* holds a reference */
+	struct list_head node; /* on tf->inflight, then on tf->cq */
+	u32 remaining; /* protected by dev->lock: extents still filling */
+	struct tempo_completion done;
+	u32 nr_ext;
+	struct tempo_batch_ext ext[];
+};
+
+/* Bounds on per-fd queued batches (in flight + unread completions). */
+#define TEMPO_MAX_BATCHES_PER_FD 1024
+
+static inline u64 tempo_ext_offset(const struct tempo_dev *dev, u64 ext)
+{
+	return ext << dev->extent_shift;
+}
+
+/* range.c: validation and extent lists (no locks, may sleep) */
+int tempo_check_range(const struct tempo_dev *dev, const struct tempo_range *r);
+int tempo_copy_ranges(const struct tempo_dev *dev, u64 uptr, u32 nr, u64 **exts, u32 *nr_exts,
+		      u64 *bytes);
+
+/* tier.c: slots, fills, eviction */
+int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 dax_size);
+void tempo_tier_exit(struct tempo_dev *dev);
+struct tempo_slot *tempo_slot_get_locked(struct tempo_dev *dev, u64 ext);
+void tempo_fill_submit(struct tempo_dev *dev, struct tempo_slot *slot);
+void tempo_lru_touch_locked(struct tempo_dev *dev, struct tempo_slot *slot);
+void tempo_pin_slot_locked(struct tempo_dev *dev, struct tempo_slot *slot);
+void tempo_unpin_slot_locked(struct tempo_dev *dev, struct tempo_slot *slot, u32 count);
+u32 tempo_reset_locked(struct tempo_dev *dev);
+
+/* stage.c: STAGE batches and their completions */
+long tempo_ioctl_stage(struct tempo_file *tf, void __user *argp);
+void tempo_batch_ext_done_locked(struct tempo_dev *dev, struct tempo_batch_ext *be, int status);
+void tempo_file_release_batches_locked(struct tempo_file *tf);
+void tempo_file_put(struct tempo_file *tf);
+
+/* pin.c: PIN, UNPIN, QUERY and the per-fd pin table */
+long tempo_ioctl_pin(struct tempo_file *tf, void __user *argp);
+long tempo_ioctl_unpin(struct tempo_file *tf, void __user *argp);
+long tempo_ioctl_query(struct tempo_file *tf, void __user *argp);
+int tempo_file_pin_reserve_locked(struct tempo_file *tf, const u64 *exts, u32 nr);
+void tempo_file_pin_release_reserved_locked(struct tempo_file *tf, const u64 *exts, u32 nr);
+void tempo_file_pin_add_locked(struct tempo_file *tf, u64 ext);
+void tempo_file_pin_drop_locked(struct tempo_file *tf, u64 ext);
+void tempo_file_release_pins_locked(struct tempo_file *tf);
+
+/* mmap.c */
+int tempo_mmap(struct file *file, struct vm_area_struct *vma);
+
+#endif /* TEMPO_H */

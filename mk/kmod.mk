@@ -1,0 +1,16 @@
+# tempo.ko (make kmod) and its QEMU guest suite (make vm-test). See Documentation/kmod.md.
+KMOD_BUILD ?= build-kmod
+VM_BUILD   ?= build-vm
+# The kernel release of Debian's linux-headers-amd64, read from its dependency so the
+# headers and the guest kernel image always match.
+KMOD_KVER   = dpkg-query -W -f='$${Depends}' linux-headers-amd64 | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
+
+.PHONY: kmod vm-test
+
+kmod:
+	@scripts/deps.sh kmod
+	@mkdir -p $(KMOD_BUILD)/include/uapi/linux
+	@cp -p kmod/Kbuild kmod/*.c kmod/*.h $(KMOD_BUILD)/
+	@cp -p kmod/include/uapi/linux/tempo.h $(KMOD_BUILD)/include/uapi/linux/
+	@kver=$$($(KMOD_KVER)); \
+	  $(MAKE) --no-print-directory -C /usr/src/linux-headers-$$kver M=$(abspath $(KMOD_BUILD)) modules
