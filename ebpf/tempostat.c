@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * tempostat: per-interval staging, commit, deferral and ledger counts of processes using
+ * libtempo (USDT probes of provider `tempo`).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+#include "tempostat.h"
+#include "tempostat.skel.h"
+#include "tool.h"
+
+static const char usage[] =
+	"Usage: tempostat [-h] [-j] [-v] [-p PID] [-b PATH] [interval [count]]\n"
+	"Per-interval staging, commit, deferral and protected-capacity counts of libtempo.\n"
+	"\n"
+	"  -p PID   trace the libtempo USDT probes of this process\n"
+	"  -b PATH  binary or library holding the probes (all processes using it, or PID's)\n"
+	"  -j       one JSON object per interval\n"
+	"  -v       libbpf debug output\n"
+	"  -h       this help\n"
+	"  interval seconds between reports (default 1); count: reports, then exit\n"
+	"\n"
+	"Examples:\n"
+	"  tempostat -p 1234          # one line a second for process 1234\n"
+	"  tempostat -j -p 1234 5 3   # three JSON reports, five seconds apart\n"
+	"  tempostat -b /usr/lib/x86_64-linux-gnu/libtempo.so  # every process using libtempo\n";
+
+#define MAX_LINKS 64
+
+#define FIELD(x)                                                        \
+	{                                                               \
+		.name = #x, .off = offsetof(struct tempostat_counts, x) \
+	}
+
+/* Name and offset of each counter, in output order. */
+static const struct {
+	const char *name;
+	size_t off;
+} fields[] = {
+	FIELD(reports),		FIELD(report_bytes),  FIELD(revisions),
+	FIELD(commits),		FIELD(commit_bytes),  FIELD(defers),
+	FIELD(defer_bytes),	FIELD(stage_submits), FIELD(stage_submit_bytes),
+	FIELD(stage_completes), FIELD(staged_bytes),  FIELD(stage_errors),
+	FIELD(readies),		FIELD(ready_bytes),   FIELD(transfers),
+	FIELD(transfer_bytes),	FIELD(transfer_ends), FIELD(releases),
+	FIELD(freed_bytes),	FIELD(cancels),	      FIELD(ordinary),
+	FIELD(ordinary_bytes),	FIELD(evictions),     FIELD(evicted_bytes),
+};
+
+static __u64 field(const struct tempostat_counts *c, size_t i)
+{
+	return *(const __u64 *)((const char *)c + fields[i].off);
+}
+
+static void print_json(const struct tempostat_counts *d, const struct tempostat_ledger *l,
+		       long interval_s)
+{
+	char ts[16];
+
+	tool_time(ts, sizeof(ts));
+	printf("{\"time\":");
+	tool_json_string(stdout, ts);
+	printf(",\"interval_s\":%ld", interval_s);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		printf(",\"%s\":%llu", fields[i].name, (unsigned long long)field(d, i));
+	printf(",\"protected_bytes\":%llu,\"ledger_synced\":%s}\n", (unsigned long long)l->bytes,
+	       l->synced ? "true" : "false");
+}
+
+static void print_header(void)
+{
+	printf("%-8s %14s %7s %5s %7s %14s %6s %6s %6s %7s %6s %6s %6s %16s\n", "TIME", "STAGED_B",
+	       "STAGED", "ERR", "COMMITS", "COMMIT_B", "DEFER", "READY", "XFER", "RELEASE",
+	       "CANCEL", "ORDIN", "EVICT", "PROTECTED_B");
+}
+
+static void print_text(const struct tempostat_counts *d, const struct tempostat_ledger *l)
+{
+	char ts[16];
+
+	tool_time(ts, sizeof(ts));
+	printf("%-8s %14llu %7llu %5llu %7llu %14llu %6llu %6llu %6llu %7llu %6llu %6llu %6llu "
+	       "%15llu%s\n",
+	       ts, (unsigned long long)d->staged_bytes, (unsigned long long)d->stage_completes,
+	       (unsigned long long)d->stage_errors, (unsigned long long)d->commits,
+	       (unsigned long long)d->commit_bytes, (unsigned long long)d->defers,
+	       (unsigned long long)d->readies, (unsigned long long)d->transfers,
+	       (unsigned long long)d->releases, (unsigned long long)d->cancels,
+	       (unsigned long long)d->ordinary, (unsigned long long)d->evictions,
+	       (unsigned long long)l->bytes, l->synced ? " " : "?");
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	struct tool_opts o = {.name = "tempostat", .interval_s = 1};
+	struct tempostat_counts prev = {}, cur, delta;
+	struct bpf_link *links[MAX_LINKS] = {};
+	struct tempostat_bpf *skel = NULL;
+	int err;
+	long reports = 0;
+
+	err = tool_parse(&o, argc, argv, usage, "");
+	if (err)
+		return err > 0 ? 0 : 1;
+	if (tool_check_env(&o))
+		return 1;
+	tool_init(&o);
+
+	skel = tempostat_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "tempostat: loading the BPF programs failed: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	struct tool_usdt usdt[] = {
+		{skel->progs.claim_report, "claim__report"},
+		{skel->progs.claim_revise, "claim__revise"},
+		{skel->progs.claim_commit, "claim__commit"},
+		{skel->progs.claim_defer, "claim__defer"},
+		{skel->progs.stage_submit, "stage__submit"},
+		{skel->progs.stage_complete, "stage__complete"},
+		{skel->progs.claim_ready, "claim__ready"},
+		{skel->progs.transfer_begin, "transfer__begin"},
+		{skel->progs.transfer_end, "transfer__end"},
+		{skel->progs.claim_release, "claim__release"},
+		{skel->progs.claim_cancel, "claim__cancel"},
+		{skel->progs.claim_ordinary, "claim__ordinary"},
+		{skel->progs.evict, "evict"},
+	};
+	err = tool_attach(&o, usdt, sizeof(usdt) / sizeof(usdt[0]), NULL, 0, links, MAX_LINKS);
+	if (err < 0)
+		goto out;
+
+	fprintf(stderr, "tempostat: tracing %d tempo probes; Ctrl-C to end\n", err);
+	if (!o.json)
+		print_header();
+	for (;;) {
+		bool more = tool_wait(&o);
+		struct tempostat_ledger ledger = skel->bss->ledger;
+
+		cur = skel->bss->counts;
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+			*(__u64 *)((char *)&delta + fields[i].off) =
+				field(&cur, i) - field(&prev, i);
+		prev = cur;
+		if (o.json)
+			print_json(&delta, &ledger, o.interval_s);
+		else
+			print_text(&delta, &ledger);
+		fflush(stdout);
+		if (!more || (o.count && ++reports >= o.count))
+			break;
+	}
+	err = 0;
+out:
+	for (int i = 0; i < MAX_LINKS && links[i]; i++)
+		bpf_link__destroy(links[i]);
+	tempostat_bpf__destroy(skel);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,45 @@
+# eBPF observability (ebpf/): libbpf CO-RE tools tempostat and tempomargin, their host test.
+#   make ebpf       build the tools into $(EBPF_OUT) (vmlinux.h generated from the running kernel)
+#   make test-ebpf  run tests/ebpf/run.py (needs root; mounts tracefs if needed)
+EBPF_OUT    ?= build-ebpf
+EBPF_TOOLS  := tempostat tempomargin
+EBPF_CLANG  ?= clang
+EBPF_CC     ?= cc
+EBPF_ARCH   := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+EBPF_MARCH  := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+EBPF_BPFFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(EBPF_ARCH) -Wall -Werror \
+                 -I$(EBPF_OUT) -Iebpf -I/usr/include/$(EBPF_MARCH)
+EBPF_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wshadow -I$(EBPF_OUT) -Iebpf -Ilibtempo
+EBPF_LIBS   := -lbpf -lelf -lz
+EBPF_COMMON := ebpf/tool.c ebpf/hist_print.c
+EBPF_HDRS   := $(wildcard ebpf/*.h)
+
+.PHONY: ebpf test-ebpf ebpf-deps
+.SECONDARY:
+
+ebpf-deps:
+	@scripts/deps.sh ebpf
+
+ebpf: ebpf-deps
+	@$(MAKE) --no-print-directory $(addprefix $(EBPF_OUT)/,$(EBPF_TOOLS) probe-driver)
+
+$(EBPF_OUT)/vmlinux.h:
+	@mkdir -p $(EBPF_OUT)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(EBPF_OUT)/%.bpf.o: ebpf/%.bpf.c $(EBPF_HDRS) $(EBPF_OUT)/vmlinux.h
+	$(EBPF_CLANG) $(EBPF_BPFFLAGS) -c $< -o $@.tmp.o
+	bpftool gen object $@ $@.tmp.o && rm -f $@.tmp.o
+
+$(EBPF_OUT)/%.skel.h: $(EBPF_OUT)/%.bpf.o
+	bpftool gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+$(EBPF_OUT)/%: ebpf/%.c $(EBPF_OUT)/%.skel.h $(EBPF_COMMON) $(EBPF_HDRS)
+	$(EBPF_CC) $(EBPF_CFLAGS) $< $(EBPF_COMMON) -o $@ $(EBPF_LIBS)
+
+$(EBPF_OUT)/probe-driver: tests/ebpf/probe_driver.c libtempo/core/probes.h
+	@mkdir -p $(EBPF_OUT)
+	$(EBPF_CC) $(EBPF_CFLAGS) $< -o $@
+
+test-ebpf: ebpf
+	@$(PY) tests/ebpf/run.py $(EBPF_OUT)

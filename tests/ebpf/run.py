@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Host test of the tempo eBPF tools: tempostat, tempomargin and the bpftrace scripts attach to
+probe_driver, which fires a known sequence of libtempo USDT probes, and must report exactly
+the counts, byte totals and histogram slots the driver fired. Also checks the tools' refusals
+(no root, no tracefs, bad arguments).
+
+Usage: tests/ebpf/run.py BUILD_DIR   (root; mounts tracefs at /sys/kernel/tracing if needed)
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BT_DIR = os.path.join(REPO, "ebpf", "bpftrace")
+TRACEFS = "/sys/kernel/tracing"
+ROUNDS = 12
+ATTACH_TIMEOUT_S = 60
+
+# tempostat fields the driver also counts.
+STAT_FIELDS = [
+    "reports", "revisions", "commits", "commit_bytes", "defers", "defer_bytes",
+    "stage_submits", "stage_submit_bytes", "stage_completes", "staged_bytes", "stage_errors",
+    "readies", "ready_bytes", "transfers", "transfer_bytes", "transfer_ends", "releases",
+    "freed_bytes", "cancels", "ordinary", "ordinary_bytes", "evictions", "evicted_bytes",
+]
+
+# What ROUNDS=12 fires, worked out by hand from probe_driver.c's round_of(): rounds 4 and 9
+# take the ordinary path, 3 and 8 are deferred, 5 and 11 cancelled, 6 has one failed read,
+# 2, 5, 8 and 11 stage 3 objects instead of 4, plus one final 2-object claim left committed.
+KIB = 1024
+EXPECTED_12 = {
+    "reports": 12, "revisions": 6, "commits": 11, "defers": 2, "ordinary": 2,
+    "stage_completes": 39, "stage_errors": 1, "staged_bytes": 38 * 256 * KIB,
+    "commit_bytes": 38 * 256 * KIB, "transfers": 8, "transfer_bytes": 8 * 1024 * KIB,
+    "cancels": 2, "releases": 10, "evictions": 2, "ledger": 512 * KIB,
+}
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def slot(value):
+    """The log2 slot of tempo_hist (ebpf/hist.h): 0 holds 0 and 1, k holds [2^k, 2^(k+1))."""
+    return max(value, 1).bit_length() - 1
+
+
+def expected_slots(values_ns, unit_ns):
+    slots = {}
+    for v in values_ns:
+        s = slot(v // unit_ns)
+        slots[s] = slots.get(s, 0) + 1
+    return slots
+
+
+def json_slots(hist):
+    return {slot(s["low"]) if s["low"] else 0: s["count"] for s in hist["slots"]}
+
+
+def uprobe_count(pid):
+    out = subprocess.run(["bpftool", "-j", "perf"], capture_output=True, text=True, check=True)
+    return sum(1 for e in json.loads(out.stdout or "[]")
+               if e.get("pid") == pid and e.get("fd_type") == "uprobe")
+
+
+def wait_for(cond, what):
+    deadline = time.time() + ATTACH_TIMEOUT_S
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def bt_usdt_probes(script):
+    with open(script) as f:
+        return sum(1 for line in f if line.startswith("usdt:"))
+
+
+class Driver:
+    def __init__(self, build, rounds):
+        self.proc = subprocess.Popen([os.path.join(build, "probe-driver"), str(rounds)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.pid = json.loads(self.proc.stdout.readline())["pid"]
+
+    def fire(self):
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.close()
+        fired = json.loads(self.proc.stdout.readline())
+        self.proc.wait(timeout=30)
+        return fired
+
+
+def start_tool(args):
+    """Starts a tool and waits for its 'tracing' line (printed once every probe is attached)."""
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    if "tracing" not in line:
+        p.kill()
+        raise RuntimeError(f"{args[0]} did not attach: {line}{p.stderr.read()}")
+    return p
+
+
+def start_bpftrace(script, pid):
+    p = subprocess.Popen(["bpftrace", "-f", "json", "-p", str(pid), script],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    want = bt_usdt_probes(script)
+    wait_for(lambda: uprobe_count(p.pid) >= want or p.poll() is not None,
+             f"bpftrace {os.path.basename(script)} to attach {want} uprobes")
+    if p.poll() is not None:
+        raise RuntimeError(f"bpftrace {script} exited: {p.stderr.read()}")
+    return p
+
+
+def bt_maps(out):
+    """The keyed count()/sum() maps and hists a bpftrace -f json run printed."""
+    maps = {}
+    for line in out.splitlines():
+        if not line.startswith("{"):
+            continue
+        ev = json.loads(line)
+        if ev["type"] in ("map", "hist"):
+            maps.update(ev["data"])
+    return maps
+
+
+def test_counts(build):
+    print(f"== tools and bpftrace vs. probe_driver ({ROUNDS} rounds)")
+    d = Driver(build, ROUNDS)
+    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-p", str(d.pid), "1"])
+    margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-p", str(d.pid)])
+    bt_margin = start_bpftrace(os.path.join(BT_DIR, "tempo_margin.bt"), d.pid)
+    bt_stat = start_bpftrace(os.path.join(BT_DIR, "tempo_stat.bt"), d.pid)
+    fired = d.fire()
+    outs = {}
+    for name, p in (("tempostat", stat), ("tempomargin", margin), ("tempo_margin.bt", bt_margin),
+                    ("tempo_stat.bt", bt_stat)):
+        out, err = p.communicate(timeout=60)
+        check(p.returncode == 0, f"{name} exits 0 when the traced process ends ({err.strip()})")
+        outs[name] = out
+
+    for k, v in EXPECTED_12.items():
+        check(fired[k] == v, f"driver fired {k} = {v} (got {fired[k]})")
+
+    lines = [json.loads(l) for l in outs["tempostat"].splitlines() if l]
+    check(len(lines) >= 1, f"tempostat printed {len(lines)} JSON interval(s)")
+    for f in STAT_FIELDS:
+        got = sum(l[f] for l in lines)
+        check(got == fired[f], f"tempostat {f}: {got} == {fired[f]}")
+    check(lines[-1]["protected_bytes"] == fired["ledger"],
+          f"tempostat protected_bytes: {lines[-1]['protected_bytes']} == {fired['ledger']}")
+    check(lines[-1]["ledger_synced"] is True, "tempostat ledger synced by a release")
+
+    reports = [json.loads(l) for l in outs["tempomargin"].splitlines() if l]
+    check(len(reports) == 1, f"tempomargin printed one report at the end ({len(reports)})")
+    r = reports[-1]
+    early = [m for m in fired["margins_ns"] if m >= 0]
+    late = [-m for m in fired["margins_ns"] if m < 0]
+    lat = fired["stage_latencies_ns"]
+    per_transfer = fired["transfer_bytes"] // fired["transfers"]
+    for key, vals, nbytes in (("margin_early", early, len(early) * per_transfer),
+                              ("margin_late", late, len(late) * per_transfer),
+                              ("stage_latency", lat, fired["stage_submit_bytes"])):
+        h = r[key]
+        check(h["count"] == len(vals), f"tempomargin {key} count {h['count']} == {len(vals)}")
+        check(h["sum_ns"] == sum(vals), f"tempomargin {key} sum_ns {h['sum_ns']} == {sum(vals)}")
+        check(h["bytes"] == nbytes, f"tempomargin {key} bytes {h['bytes']} == {nbytes}")
+        want = expected_slots(vals, 1000)
+        check(json_slots(h) == want, f"tempomargin {key} usec slots {json_slots(h)} == {want}")
+
+    m = bt_maps(outs["tempo_margin.bt"])
+    for key, n, nbytes in (("early", len(early), len(early) * per_transfer),
+                           ("late", len(late), len(late) * per_transfer),
+                           ("staged", len(lat), fired["stage_submit_bytes"])):
+        check(m["@count"].get(key) == n, f"tempo_margin.bt @count[{key}] {m['@count'].get(key)} == {n}")
+        check(m["@bytes"].get(key) == nbytes,
+              f"tempo_margin.bt @bytes[{key}] {m['@bytes'].get(key)} == {nbytes}")
+    for hist, n in (("@early_us", len(early)), ("@late_us", len(late)),
+                    ("@stage_latency_us", len(lat))):
+        got = sum(b["count"] for b in m[hist])
+        check(got == n, f"tempo_margin.bt {hist} holds {got} == {n} events")
+
+    s = bt_maps(outs["tempo_stat.bt"])
+    for key, field in (("staged", "stage_completes"), ("commits", "commits"),
+                       ("defers", "defers"), ("transfers", "transfers"),
+                       ("releases", "releases")):
+        want = fired[field] - (fired["stage_errors"] if key == "staged" else 0)
+        check(s["@total"].get(key) == want, f"tempo_stat.bt @total[{key}] {s['@total'].get(key)} == {want}")
+    for key, field in (("staged", "staged_bytes"), ("commits", "commit_bytes"),
+                       ("defers", "defer_bytes"), ("transfers", "transfer_bytes"),
+                       ("releases", "freed_bytes")):
+        got = s["@total_bytes"].get(key)
+        check(got == fired[field], f"tempo_stat.bt @total_bytes[{key}] {got} == {fired[field]}")
+    prot = [json.loads(l)["data"] for l in outs["tempo_stat.bt"].splitlines()
+            if l.startswith("{") and "@protected_bytes" in l]
+    check(bool(prot) and prot[-1].strip() == f"@protected_bytes: {fired['ledger']}",
+          f"tempo_stat.bt protected bytes at the end == {fired['ledger']}")
+
+
+def test_binary_path(build):
+    print("== tempostat -b PATH: every process running the binary")
+    driver = os.path.join(build, "probe-driver")
+    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", driver, "1"])
+    d = Driver(build, 3)
+    fired = d.fire()
+    time.sleep(1.5)  # one more interval, then stop it as a user would
+    stat.send_signal(2)
+    out, err = stat.communicate(timeout=30)
+    check(stat.returncode == 0, f"tempostat -b exits 0 on SIGINT ({err.strip()})")
+    lines = [json.loads(l) for l in out.splitlines() if l]
+    for f in ("commits", "staged_bytes", "transfers", "releases"):
+        got = sum(l[f] for l in lines)
+        check(got == fired[f], f"tempostat -b {f}: {got} == {fired[f]}")
+
+
+def run_refusal(args, what, needle, pre=None):
+    p = subprocess.run((pre or []) + args, capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and needle in p.stderr,
+          f"{what}: exit {p.returncode}, says '{needle}' ({p.stderr.strip()[:160]})")
+
+
+def test_refusals(build):
+    print("== refusals: no root, no tracefs, bad arguments")
+    d = Driver(build, 1)
+    for tool in ("tempostat", "tempomargin"):
+        path = os.path.join(build, tool)
+        run_refusal([path, "-p", str(d.pid)], f"{tool} as nobody", "missing privileges",
+                    ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+        run_refusal(["sh", "-c", f"umount {TRACEFS} && exec {path} -p {d.pid}"],
+                    f"{tool} without tracefs", "missing tracefs", ["unshare", "-m"])
+        run_refusal([path, "-p", "999999999"], f"{tool} -p of no process", "no process")
+        run_refusal([path, "-b", "/bin/true"], f"{tool} -b of a file without probes",
+                    "has no tempo USDT probes")
+        run_refusal([path, "0"], f"{tool} interval 0", "invalid interval")
+        if not os.path.exists(os.path.join(TRACEFS, "events", "tempo")):
+            run_refusal([path], f"{tool} with nothing to trace", "nothing to trace")
+    d.fire()
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    build = os.path.abspath(sys.argv[1])
+    if os.geteuid() != 0:
+        print("SKIP: tests/ebpf needs root (BPF programs, uprobes, tracefs)")
+        return 0
+    if not os.path.exists(os.path.join(TRACEFS, "events")):
+        subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS], check=True)
+    test_counts(build)
+    test_binary_path(build)
+    test_refusals(build)
+    if failures:
+        print(f"{len(failures)} check(s) FAILED")
+        return 1
+    print("all eBPF checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
