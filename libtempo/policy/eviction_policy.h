@@ -2,9 +2,16 @@
 // of unprotected objects and by the tiered placement layer (tempo-sim). A policy tracks
 // only the entries that are evictable right now: the owner adds an entry when it becomes
 // evictable, removes it when it is pinned or evicted, and records every access.
+//
+// add() means "tracked because it was just referenced" (a fill). Owners that move an entry
+// in from elsewhere (a tier demoting into the next one) use add_with_history() so that
+// history-keeping policies rank it by what it did before. Owners that evict the entry
+// pick_victim() returned call evict() rather than remove(): policies with ghost history
+// (arc, adaptive, reuse-frequency-persistent) learn from which evicted ids come back.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,9 +26,39 @@ using BlockId = uint64_t;
 
 struct PolicyStats {
   uint64_t adds = 0;
-  uint64_t removes = 0;
+  uint64_t removes = 0;  // remove() and evict() calls that dropped a tracked entry
   uint64_t accesses = 0;
   uint64_t victims = 0;
+  uint64_t evictions = 0;  // the subset of removes that came through evict()
+};
+
+// What an entry did before it was added here (kept by an owner that moves entries between
+// policies, e.g. tiers). Times are on the same clock as the `now` arguments.
+struct AccessHistory {
+  uint64_t accesses = 0;    // references so far, this one included
+  TimeNs last_access = 0;   // time of the latest reference
+  double gap_ewma_ns = -1;  // EWMA of inter-reference gaps; < 0 when unknown
+};
+
+// The future, for offline policies (Belady MIN): the position of the next reference of
+// `id` after the current one, on any monotone scale, or kNoFutureUse.
+class FutureOracle {
+ public:
+  static constexpr uint64_t kNoFutureUse = std::numeric_limits<uint64_t>::max();
+  virtual ~FutureOracle() = default;
+  virtual uint64_t next_use(BlockId id) const = 0;
+};
+
+struct PolicyOptions {
+  // Entries the owner holds when full; 0 = learn it as the high-water mark of size().
+  // Sizes ghost lists (arc, adaptive) and the adaptive policy's regret discount.
+  size_t capacity_entries = 0;
+  // Weight of the newest gap in the ewma policy's next-touch predictor, in (0, 1].
+  double ewma_alpha = 0.5;
+  // Learning rate of the adaptive policy (LeCaR's lambda).
+  double adaptive_learning_rate = 0.45;
+  // Required by "min"; must outlive the policy.
+  const FutureOracle* future = nullptr;
 };
 
 class EvictionPolicy {
@@ -38,11 +75,21 @@ class EvictionPolicy {
   virtual std::optional<BlockId> pick_victim() = 0;
   virtual size_t size() const = 0;
   virtual const PolicyStats& stats() const = 0;
+
+  // Starts tracking `id`, which arrives with history gathered elsewhere; not a reference.
+  virtual void add_with_history(BlockId id, uint64_t bytes, TimeNs now, const AccessHistory& h) {
+    (void)h;
+    add(id, bytes, now);
+  }
+  // Stops tracking `id` because the owner evicted it; a no-op if it is not tracked.
+  virtual void evict(BlockId id) { remove(id); }
 };
 
-// Names accepted by make_eviction_policy (the placement issue adds more).
+// Names accepted by make_eviction_policy, in a stable order.
 std::vector<std::string> eviction_policy_names();
-// Returns nullptr for an unknown name.
+// Returns nullptr for an unknown name, and for "min" without options.future.
 std::unique_ptr<EvictionPolicy> make_eviction_policy(std::string_view name);
+std::unique_ptr<EvictionPolicy> make_eviction_policy(std::string_view name,
+                                                     const PolicyOptions& options);
 
 }  // namespace tempo

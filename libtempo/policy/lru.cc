@@ -9,12 +9,19 @@ void LruPolicy::add(BlockId id, uint64_t /*bytes*/, TimeNs /*now*/) {
   ++stats_.adds;
 }
 
-void LruPolicy::remove(BlockId id) {
+bool LruPolicy::erase(BlockId id) {
   auto it = index_.find(id);
-  if (it == index_.end()) return;
+  if (it == index_.end()) return false;
   order_.erase(it->second);
   index_.erase(it);
   ++stats_.removes;
+  return true;
+}
+
+void LruPolicy::remove(BlockId id) { erase(id); }
+
+void LruPolicy::evict(BlockId id) {
+  if (erase(id)) ++stats_.evictions;
 }
 
 void LruPolicy::record_access(BlockId id, TimeNs /*now*/) {
