@@ -100,6 +100,12 @@ TimeNs ExecModel::retrieval_time(uint64_t bytes) const {
   return seconds_to_ns(static_cast<double>(bytes) / gpu_.effective_host_link_bps());
 }
 
+TimeNs ExecModel::retrieval_time(uint64_t bytes, double source_bps) const {
+  if (bytes == 0) return 0;
+  const double bps = std::min(gpu_.effective_host_link_bps(), source_bps);
+  return seconds_to_ns(static_cast<double>(bytes) / bps);
+}
+
 uint64_t ExecModel::weight_bytes() const { return model_.parameter_count() * model_.weight_bytes; }
 
 uint64_t ExecModel::kv_cache_capacity_tokens(double memory_fraction) const {

@@ -73,6 +73,9 @@ class ExecModel {
   TimeNs decode_step_time(std::span<const uint64_t> contexts) const;
   // Host-to-GPU transfer of `bytes` over the host link.
   TimeNs retrieval_time(uint64_t bytes) const;
+  // The same transfer when the source is slower than the host link (e.g. a CXL x8 memory
+  // device): the slower of the two rates, in bytes/s, bounds it.
+  TimeNs retrieval_time(uint64_t bytes, double source_bps) const;
 
   // Bytes of the weights resident in HBM.
   uint64_t weight_bytes() const;

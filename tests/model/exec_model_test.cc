@@ -107,6 +107,8 @@ TEST(ExecModel, RetrievalOverHostLink) {
   const ExecModel em(tiny_model(), slow_gpu());
   EXPECT_EQ(em.retrieval_time(1000), 4'000'000);  // 1000 B at 2.5e5 B/s
   EXPECT_EQ(em.retrieval_time(0), 0);
+  EXPECT_EQ(em.retrieval_time(1000, 1e5), 10'000'000);  // a slower source bounds it
+  EXPECT_EQ(em.retrieval_time(1000, 1e9), 4'000'000);   // a faster one does not
 }
 
 TEST(ExecModel, KvCapacityAfterWeights) {
