@@ -8,6 +8,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "bits.bpf.h"
+#include "tempo_tp.bpf.h"
 #include "tempomargin.h"
 
 /* Nanoseconds per histogram unit: 1000 (usecs) unless the loader sets 1000000 (msecs). */
@@ -36,6 +37,24 @@ SEC("usdt")
 int BPF_USDT(stage_complete, __u64 key, __u64 bytes, __s64 latency_ns, __s64 status)
 {
 	add(HIST_STAGE, latency_ns > 0 ? latency_ns : 0, bytes);
+	return 0;
+}
+
+SEC("tracepoint/tempo/tempo_stage_complete")
+int tp_stage_complete(void *ctx)
+{
+	add(HIST_KSTAGE, TEMPO_TP_STAGE(ctx, latency_ns), TEMPO_TP_STAGE(ctx, bytes));
+	return 0;
+}
+
+SEC("tracepoint/tempo/tempo_fault")
+int tp_fault(void *ctx)
+{
+	__u64 bytes = TEMPO_TP_FAULT(ctx, bytes);
+
+	/* A fault on a resident extent reads nothing: only demand reads say how slow SSD is. */
+	if (bytes)
+		add(HIST_KFAULT, TEMPO_TP_FAULT(ctx, latency_ns), bytes);
 	return 0;
 }
 

@@ -39,9 +39,13 @@ static const struct {
 	[HIST_EARLY] = {"margin_early", "commit timing margin, ready early (request - ready >= 0)"},
 	[HIST_LATE] = {"margin_late", "commit timing margin, late (the request waited)"},
 	[HIST_STAGE] = {"stage_latency", "staging latency (libtempo stage__complete)"},
+	[HIST_KSTAGE] = {"kernel_stage_latency",
+			 "tempo.ko STAGE batch latency (tempo_stage_complete)"},
+	[HIST_KFAULT] = {"kernel_fault_latency", "tempo.ko demand-fault latency (tempo_fault)"},
 };
 
-static void report(const struct tool_opts *o, struct tempo_hist *prev, const struct tempo_hist *cur)
+static void report(const struct tool_opts *o, bool kernel, struct tempo_hist *prev,
+		   const struct tempo_hist *cur)
 {
 	const char *unit = o->millis ? "msecs" : "usecs";
 	struct tempo_hist d;
@@ -59,7 +63,7 @@ static void report(const struct tool_opts *o, struct tempo_hist *prev, const str
 		printf("}\n");
 	} else {
 		printf("%s\n", ts);
-		for (int i = 0; i < HIST_NR; i++) {
+		for (int i = 0; i < (kernel ? HIST_NR : HIST_KSTAGE); i++) {
 			hist_diff(&d, &cur[i], &prev[i]);
 			printf("%s:\n", names[i].title);
 			hist_print(stdout, &d, unit);
@@ -76,6 +80,7 @@ int main(int argc, char **argv)
 	struct bpf_link *links[MAX_LINKS] = {};
 	struct tempo_hist prev[HIST_NR] = {};
 	struct tempomargin_bpf *skel;
+	bool kernel;
 	long reports = 0;
 	int err;
 
@@ -103,15 +108,22 @@ int main(int argc, char **argv)
 		{skel->progs.transfer_begin, "transfer__begin"},
 		{skel->progs.stage_complete, "stage__complete"},
 	};
-	err = tool_attach(&o, usdt, sizeof(usdt) / sizeof(usdt[0]), NULL, 0, links, MAX_LINKS);
+	struct tool_tp tps[] = {
+		{.prog = skel->progs.tp_stage_complete, .event = "tempo_stage_complete"},
+		{.prog = skel->progs.tp_fault, .event = "tempo_fault"},
+	};
+	kernel = tool_tp_prepare(&o, tps, sizeof(tps) / sizeof(tps[0])) > 0;
+	err = tool_attach(&o, usdt, sizeof(usdt) / sizeof(usdt[0]), tps,
+			  sizeof(tps) / sizeof(tps[0]), links, MAX_LINKS);
 	if (err < 0)
 		goto out;
 
-	fprintf(stderr, "tempomargin: tracing %d tempo probes; Ctrl-C to end\n", err);
+	fprintf(stderr, "tempomargin: tracing %d tempo USDT probes%s; Ctrl-C to end\n", err,
+		kernel ? " and tempo.ko's tracepoints" : "");
 	for (;;) {
 		bool more = tool_wait(&o);
 
-		report(&o, prev, skel->bss->hists);
+		report(&o, kernel, prev, skel->bss->hists);
 		if (!more || (o.count && ++reports >= o.count))
 			break;
 	}

@@ -6,9 +6,11 @@
 #include "hist.h"
 
 enum tempomargin_hist {
-	HIST_EARLY, /* transfer__begin with margin >= 0: ready before the request */
-	HIST_LATE,  /* transfer__begin with margin < 0: the request waited -margin */
-	HIST_STAGE, /* stage__complete latency (libtempo) */
+	HIST_EARLY,  /* transfer__begin with margin >= 0: ready before the request */
+	HIST_LATE,   /* transfer__begin with margin < 0: the request waited -margin */
+	HIST_STAGE,  /* stage__complete latency (libtempo) */
+	HIST_KSTAGE, /* tempo:tempo_stage_complete latency (tempo.ko STAGE batches) */
+	HIST_KFAULT, /* tempo:tempo_fault latency of faults that read the backing device */
 	HIST_NR,
 };
 

@@ -4,10 +4,12 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
+#include "tempo_tp.bpf.h"
 #include "tempostat.h"
 
 struct tempostat_counts counts = {};
 struct tempostat_ledger ledger = {};
+struct tempostat_kcounts kcounts = {};
 
 #define ADD(field, v) __sync_fetch_and_add(&counts.field, (v))
 
@@ -122,6 +124,57 @@ int BPF_USDT(evict, __u64 key, __u64 bytes)
 {
 	ADD(evictions, 1);
 	ADD(evicted_bytes, bytes);
+	return 0;
+}
+
+#define KADD(field, v) __sync_fetch_and_add(&kcounts.field, (v))
+
+SEC("tracepoint/tempo/tempo_stage_submit")
+int tp_stage_submit(void *ctx)
+{
+	KADD(stage_submits, 1);
+	KADD(stage_submit_bytes, TEMPO_TP_STAGE(ctx, bytes));
+	return 0;
+}
+
+SEC("tracepoint/tempo/tempo_stage_complete")
+int tp_stage_complete(void *ctx)
+{
+	KADD(stage_completes, 1);
+	if (TEMPO_TP_STAGE(ctx, status) == 0)
+		KADD(staged_bytes, TEMPO_TP_STAGE(ctx, bytes));
+	else
+		KADD(stage_errors, 1);
+	return 0;
+}
+
+SEC("tracepoint/tempo/tempo_pin")
+int tp_pin(void *ctx)
+{
+	KADD(pins, 1);
+	return 0;
+}
+
+SEC("tracepoint/tempo/tempo_unpin")
+int tp_unpin(void *ctx)
+{
+	KADD(unpins, 1);
+	return 0;
+}
+
+SEC("tracepoint/tempo/tempo_evict")
+int tp_evict(void *ctx)
+{
+	KADD(evictions, 1);
+	KADD(evicted_bytes, TEMPO_TP_EXTENT(ctx, bytes));
+	return 0;
+}
+
+SEC("tracepoint/tempo/tempo_fault")
+int tp_fault(void *ctx)
+{
+	KADD(faults, 1);
+	KADD(fault_bytes, TEMPO_TP_FAULT(ctx, bytes));
 	return 0;
 }
 

@@ -34,6 +34,10 @@ static const char usage[] =
 	{                                                               \
 		.name = #x, .off = offsetof(struct tempostat_counts, x) \
 	}
+#define KFIELD(x)                                                        \
+	{                                                                \
+		.name = #x, .off = offsetof(struct tempostat_kcounts, x) \
+	}
 
 /* Name and offset of each counter, in output order. */
 static const struct {
@@ -50,13 +54,36 @@ static const struct {
 	FIELD(ordinary_bytes),	FIELD(evictions),     FIELD(evicted_bytes),
 };
 
+static const struct {
+	const char *name;
+	size_t off;
+} kfields[] = {
+	KFIELD(stage_submits), KFIELD(stage_submit_bytes), KFIELD(stage_completes),
+	KFIELD(staged_bytes),  KFIELD(stage_errors),	   KFIELD(pins),
+	KFIELD(unpins),	       KFIELD(evictions),	   KFIELD(evicted_bytes),
+	KFIELD(faults),	       KFIELD(fault_bytes),
+};
+
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+#define NKFIELDS (sizeof(kfields) / sizeof(kfields[0]))
+
+/* The BPF side only adds: an interval is the difference of two snapshots. */
+static void diff(void *out, const void *cur, const void *prev, size_t n_u64)
+{
+	const __u64 *c = cur, *p = prev;
+	__u64 *o = out;
+
+	for (size_t i = 0; i < n_u64; i++)
+		o[i] = c[i] - p[i];
+}
+
 static __u64 field(const struct tempostat_counts *c, size_t i)
 {
 	return *(const __u64 *)((const char *)c + fields[i].off);
 }
 
 static void print_json(const struct tempostat_counts *d, const struct tempostat_ledger *l,
-		       long interval_s)
+		       const struct tempostat_kcounts *k, bool kernel, long interval_s)
 {
 	char ts[16];
 
@@ -64,26 +91,36 @@ static void print_json(const struct tempostat_counts *d, const struct tempostat_
 	printf("{\"time\":");
 	tool_json_string(stdout, ts);
 	printf(",\"interval_s\":%ld", interval_s);
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+	for (size_t i = 0; i < NFIELDS; i++)
 		printf(",\"%s\":%llu", fields[i].name, (unsigned long long)field(d, i));
-	printf(",\"protected_bytes\":%llu,\"ledger_synced\":%s}\n", (unsigned long long)l->bytes,
+	printf(",\"protected_bytes\":%llu,\"ledger_synced\":%s", (unsigned long long)l->bytes,
 	       l->synced ? "true" : "false");
+	printf(",\"kernel_traced\":%s,\"kernel\":{", kernel ? "true" : "false");
+	for (size_t i = 0; i < NKFIELDS; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", kfields[i].name,
+		       (unsigned long long)*(const __u64 *)((const char *)k + kfields[i].off));
+	printf("}}\n");
 }
 
-static void print_header(void)
+static void print_header(bool kernel)
 {
-	printf("%-8s %14s %7s %5s %7s %14s %6s %6s %6s %7s %6s %6s %6s %16s\n", "TIME", "STAGED_B",
+	printf("%-8s %14s %7s %5s %7s %14s %6s %6s %6s %7s %6s %6s %6s %16s", "TIME", "STAGED_B",
 	       "STAGED", "ERR", "COMMITS", "COMMIT_B", "DEFER", "READY", "XFER", "RELEASE",
 	       "CANCEL", "ORDIN", "EVICT", "PROTECTED_B");
+	if (kernel)
+		printf(" %14s %7s %5s %6s %6s", "K_STAGED_B", "K_STAGE", "K_ERR", "K_EVIC",
+		       "K_FLT");
+	printf("\n");
 }
 
-static void print_text(const struct tempostat_counts *d, const struct tempostat_ledger *l)
+static void print_text(const struct tempostat_counts *d, const struct tempostat_ledger *l,
+		       const struct tempostat_kcounts *k, bool kernel)
 {
 	char ts[16];
 
 	tool_time(ts, sizeof(ts));
 	printf("%-8s %14llu %7llu %5llu %7llu %14llu %6llu %6llu %6llu %7llu %6llu %6llu %6llu "
-	       "%15llu%s\n",
+	       "%15llu%s",
 	       ts, (unsigned long long)d->staged_bytes, (unsigned long long)d->stage_completes,
 	       (unsigned long long)d->stage_errors, (unsigned long long)d->commits,
 	       (unsigned long long)d->commit_bytes, (unsigned long long)d->defers,
@@ -91,13 +128,19 @@ static void print_text(const struct tempostat_counts *d, const struct tempostat_
 	       (unsigned long long)d->releases, (unsigned long long)d->cancels,
 	       (unsigned long long)d->ordinary, (unsigned long long)d->evictions,
 	       (unsigned long long)l->bytes, l->synced ? " " : "?");
-	fflush(stdout);
+	if (kernel)
+		printf(" %14llu %7llu %5llu %6llu %6llu", (unsigned long long)k->staged_bytes,
+		       (unsigned long long)k->stage_completes, (unsigned long long)k->stage_errors,
+		       (unsigned long long)k->evictions, (unsigned long long)k->faults);
+	printf("\n");
 }
 
 int main(int argc, char **argv)
 {
 	struct tool_opts o = {.name = "tempostat", .interval_s = 1};
 	struct tempostat_counts prev = {}, cur, delta;
+	struct tempostat_kcounts kprev = {}, kcur, kdelta;
+	bool kernel;
 	struct bpf_link *links[MAX_LINKS] = {};
 	struct tempostat_bpf *skel = NULL;
 	int err;
@@ -131,26 +174,38 @@ int main(int argc, char **argv)
 		{skel->progs.claim_ordinary, "claim__ordinary"},
 		{skel->progs.evict, "evict"},
 	};
-	err = tool_attach(&o, usdt, sizeof(usdt) / sizeof(usdt[0]), NULL, 0, links, MAX_LINKS);
+	struct tool_tp tps[] = {
+		{.prog = skel->progs.tp_stage_submit, .event = "tempo_stage_submit"},
+		{.prog = skel->progs.tp_stage_complete, .event = "tempo_stage_complete"},
+		{.prog = skel->progs.tp_pin, .event = "tempo_pin"},
+		{.prog = skel->progs.tp_unpin, .event = "tempo_unpin"},
+		{.prog = skel->progs.tp_evict, .event = "tempo_evict"},
+		{.prog = skel->progs.tp_fault, .event = "tempo_fault"},
+	};
+	kernel = tool_tp_prepare(&o, tps, sizeof(tps) / sizeof(tps[0])) > 0;
+	err = tool_attach(&o, usdt, sizeof(usdt) / sizeof(usdt[0]), tps,
+			  sizeof(tps) / sizeof(tps[0]), links, MAX_LINKS);
 	if (err < 0)
 		goto out;
 
-	fprintf(stderr, "tempostat: tracing %d tempo probes; Ctrl-C to end\n", err);
+	fprintf(stderr, "tempostat: tracing %d tempo USDT probes%s; Ctrl-C to end\n", err,
+		kernel ? " and tempo.ko's tracepoints" : "");
 	if (!o.json)
-		print_header();
+		print_header(kernel);
 	for (;;) {
 		bool more = tool_wait(&o);
 		struct tempostat_ledger ledger = skel->bss->ledger;
 
 		cur = skel->bss->counts;
-		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-			*(__u64 *)((char *)&delta + fields[i].off) =
-				field(&cur, i) - field(&prev, i);
+		kcur = skel->bss->kcounts;
+		diff(&delta, &cur, &prev, sizeof(cur) / sizeof(__u64));
+		diff(&kdelta, &kcur, &kprev, sizeof(kcur) / sizeof(__u64));
 		prev = cur;
+		kprev = kcur;
 		if (o.json)
-			print_json(&delta, &ledger, o.interval_s);
+			print_json(&delta, &ledger, &kdelta, kernel, o.interval_s);
 		else
-			print_text(&delta, &ledger);
+			print_text(&delta, &ledger, &kdelta, kernel);
 		fflush(stdout);
 		if (!more || (o.count && ++reports >= o.count))
 			break;

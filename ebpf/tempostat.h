@@ -35,6 +35,21 @@ struct tempostat_counts {
 	__u64 evicted_bytes;
 };
 
+/* tempo.ko's tracepoints (tempo:*), system-wide */
+struct tempostat_kcounts {
+	__u64 stage_submits; /* STAGE batches */
+	__u64 stage_submit_bytes;
+	__u64 stage_completes;
+	__u64 staged_bytes; /* completed with status 0 */
+	__u64 stage_errors;
+	__u64 pins;
+	__u64 unpins;
+	__u64 evictions;
+	__u64 evicted_bytes;
+	__u64 faults;
+	__u64 fault_bytes; /* read from the backing device by faults */
+};
+
 /* The protected-capacity ledger as the probes tell it. */
 struct tempostat_ledger {
 	__u64 bytes;  /* protected + reserved bytes now */

@@ -171,7 +171,6 @@ int tool_tp_prepare(const struct tool_opts *o, struct tool_tp *tps, int n)
 	for (int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), TRACEFS "/events/tempo/%s", tps[i].event);
 		tps[i].present = access(path, F_OK) == 0;
-		bpf_program__set_autoload(tps[i].prog, tps[i].present);
 		present += tps[i].present;
 	}
 	if (n && !present)

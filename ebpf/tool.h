@@ -44,7 +44,10 @@ int tool_check_env(const struct tool_opts *o);
 /* Sets up libbpf logging (quiet unless -v) and SIGINT/SIGTERM handling. */
 void tool_init(const struct tool_opts *o);
 
-/* Marks the tempo.ko tracepoints absent from tracefs as not to load; returns how many exist. */
+/*
+ * Marks which tempo.ko tracepoints tracefs lists (only those get attached; the programs load
+ * either way) and says so when none does. Returns how many exist.
+ */
 int tool_tp_prepare(const struct tool_opts *o, struct tool_tp *tps, int n);
 
 /*

@@ -100,11 +100,17 @@ class Driver:
 def start_tool(args):
     """Starts a tool and waits for its 'tracing' line (printed once every probe is attached)."""
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = p.stderr.readline()
-    if "tracing" not in line:
-        p.kill()
-        raise RuntimeError(f"{args[0]} did not attach: {line}{p.stderr.read()}")
-    return p
+    name = os.path.basename(args[0])
+    said = ""
+    for line in p.stderr:
+        said += line
+        if line.startswith(f"{name}: tracing "):
+            if not os.path.exists(os.path.join(TRACEFS, "events", "tempo")):
+                check("tempo.ko's tracepoints are absent" in said,
+                      f"{name} says tempo.ko's tracepoints are absent and goes on with USDT")
+            return p
+    p.wait()
+    raise RuntimeError(f"{name} did not attach: {said}")
 
 
 def start_bpftrace(script, pid):
