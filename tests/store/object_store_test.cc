@@ -1,0 +1,386 @@
+#include "store/object_store.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <random>
+
+#include "store/checksum.h"
+#include "test_util.h"
+
+namespace tempo {
+namespace {
+
+using test::object_bytes;
+
+class ObjectStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(dir_.path().empty()); }
+
+  ObjectStoreOptions options() const {
+    ObjectStoreOptions o;
+    o.dir = dir_.path() + "/store";
+    return o;
+  }
+  std::unique_ptr<ObjectStore> open_store(RecoveryReport* report = nullptr,
+                                          ObjectStoreOptions o = {}) {
+    if (o.dir.empty()) o = options();
+    std::unique_ptr<ObjectStore> s;
+    EXPECT_EQ(ObjectStore::open(o, &s, report), 0);
+    return s;
+  }
+  std::string catalog() const { return options().dir + "/catalog"; }
+  std::string data() const { return options().dir + "/data"; }
+
+  static void expect_object(ObjectStore& s, ObjectKey key, size_t size) {
+    std::vector<std::byte> out(size);
+    ASSERT_EQ(s.get(key, out), static_cast<int64_t>(size)) << "key " << key;
+    EXPECT_EQ(out, object_bytes(key, size)) << "key " << key;
+  }
+
+  static void patch_byte(const std::string& path, uint64_t offset, uint8_t mask) {
+    int fd = ::open(path.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    uint8_t b = 0;
+    ASSERT_EQ(pread(fd, &b, 1, static_cast<off_t>(offset)), 1);
+    b ^= mask;
+    ASSERT_EQ(pwrite(fd, &b, 1, static_cast<off_t>(offset)), 1);
+    close(fd);
+  }
+
+  test::ScratchDir dir_;
+};
+
+TEST_F(ObjectStoreTest, ThousandsOfObjectsReadBackExactlyWithChecksums) {
+  auto s = open_store();
+  EXPECT_TRUE(s->direct_io());  // the build directory is on a real disk
+  std::mt19937_64 rng(7);
+  std::vector<std::pair<ObjectKey, size_t>> objs;
+  for (ObjectKey k = 1; k <= 3000; ++k) {
+    const size_t size = 1 + rng() % (96 * 1024);
+    objs.emplace_back(k * 0x9e3779b97f4a7c15ULL, size);
+    ASSERT_EQ(s->put(objs.back().first, object_bytes(objs.back().first, size)), 0);
+  }
+  EXPECT_EQ(s->size(), 3000u);
+  for (const auto& [key, size] : objs) {
+    auto info = s->lookup(key);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->size, size);
+    EXPECT_EQ(info->checksum, checksum64(object_bytes(key, size).data(), size));
+    EXPECT_EQ(info->offset % kStoreBlockSize, 0u);
+    expect_object(*s, key, size);
+  }
+}
+
+TEST_F(ObjectStoreTest, RestartRecoversTheCatalogExactly) {
+  std::vector<ObjectInfo> before;
+  {
+    auto s = open_store();
+    for (ObjectKey k = 1; k <= 500; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 1000 + k)), 0);
+    for (ObjectKey k = 1; k <= 100; ++k) ASSERT_EQ(s->remove(k), 0);
+    for (ObjectKey k = 401; k <= 450; ++k) ASSERT_EQ(s->put(k, object_bytes(k + 7, 3 * k)), 0);
+    before = s->list();
+    ASSERT_EQ(before.size(), 400u);
+    ASSERT_EQ(s->sync(), 0);
+  }
+  RecoveryReport rep;
+  auto s = open_store(&rep);
+  EXPECT_EQ(rep.records, 650u);
+  EXPECT_EQ(rep.live_objects, 400u);
+  EXPECT_EQ(rep.torn_tail_bytes, 0u);
+  EXPECT_EQ(rep.damaged_records, 0u);
+  EXPECT_TRUE(rep.errors.empty());
+  EXPECT_EQ(s->list(), before);
+  EXPECT_EQ(s->get(1, std::span<std::byte>()), -ENOENT);
+  expect_object(*s, 200, 1200);
+  std::vector<std::byte> out(3 * 420);
+  ASSERT_EQ(s->get(420, out), 3 * 420);
+  EXPECT_EQ(out, object_bytes(427, 3 * 420));
+  // The sequence continues after the replayed one.
+  ASSERT_EQ(s->put(9999, object_bytes(9999, 10)), 0);
+  EXPECT_EQ(s->lookup(9999)->seq, 651u);
+}
+
+TEST_F(ObjectStoreTest, FreedSpaceIsReused) {
+  auto s = open_store();
+  ASSERT_EQ(s->put(1, object_bytes(1, 65536)), 0);
+  ASSERT_EQ(s->put(2, object_bytes(2, 65536)), 0);
+  const uint64_t first = s->lookup(1)->offset;
+  ASSERT_EQ(s->remove(1), 0);
+  ASSERT_EQ(s->put(3, object_bytes(3, 65536)), 0);
+  EXPECT_EQ(s->lookup(3)->offset, first);
+  // Replacing a key frees its old extent for the next put.
+  const uint64_t second = s->lookup(2)->offset;
+  ASSERT_EQ(s->put(2, object_bytes(20, 65536)), 0);
+  ASSERT_EQ(s->put(4, object_bytes(4, 65536)), 0);
+  EXPECT_EQ(s->lookup(4)->offset, second);
+  const FragmentationStats sp = s->space();
+  EXPECT_EQ(sp.capacity, 3u * 65536);
+  EXPECT_EQ(sp.used_bytes, 3u * 65536);
+  EXPECT_EQ(s->remove(77), -ENOENT);
+  EXPECT_EQ(s->put(5, std::span<const std::byte>()), -EINVAL);
+}
+
+TEST_F(ObjectStoreTest, TornTailIsIgnoredReportedAndCut) {
+  {
+    auto s = open_store();
+    for (ObjectKey k = 1; k <= 10; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 5000)), 0);
+  }
+  std::filesystem::resize_file(catalog(), 10 * kCatalogRecordSize - 10);
+  RecoveryReport rep;
+  {
+    auto s = open_store(&rep);
+    EXPECT_EQ(rep.records, 9u);
+    EXPECT_EQ(rep.torn_tail_bytes, kCatalogRecordSize - 10);
+    EXPECT_EQ(rep.damaged_records, 0u);
+    ASSERT_EQ(rep.errors.size(), 1u);
+    EXPECT_NE(rep.errors[0].find("torn catalog tail"), std::string::npos);
+    EXPECT_EQ(s->lookup(10), std::nullopt);
+    EXPECT_EQ(s->quarantined(10), std::nullopt);
+    for (ObjectKey k = 1; k <= 9; ++k) expect_object(*s, k, 5000);
+    EXPECT_EQ(s->catalog_bytes(), 9 * kCatalogRecordSize);
+    ASSERT_EQ(s->put(11, object_bytes(11, 100)), 0);
+  }
+  auto s = open_store(&rep);
+  EXPECT_EQ(rep.records, 10u);
+  EXPECT_TRUE(rep.errors.empty());
+  expect_object(*s, 11, 100);
+}
+
+TEST_F(ObjectStoreTest, DamagedRecordQuarantinesOnlyItsObject) {
+  {
+    auto s = open_store();
+    for (ObjectKey k = 1; k <= 10; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 5000)), 0);
+  }
+  patch_byte(catalog(), 4 * kCatalogRecordSize + 26, 0x40);  // record of key 5, offset field
+  RecoveryReport rep;
+  auto s = open_store(&rep);
+  EXPECT_EQ(rep.records, 9u);
+  EXPECT_EQ(rep.damaged_records, 1u);
+  EXPECT_EQ(rep.torn_tail_bytes, 0u);
+  ASSERT_EQ(rep.errors.size(), 1u);
+  EXPECT_NE(rep.errors[0].find("catalog record 4"), std::string::npos);
+  std::vector<std::byte> out(5000);
+  EXPECT_EQ(s->get(5, out), -EBADMSG);
+  ASSERT_TRUE(s->quarantined(5).has_value());
+  EXPECT_EQ(s->quarantined(5)->error, -EBADMSG);
+  EXPECT_EQ(s->quarantined().size(), 1u);
+  for (ObjectKey k = 1; k <= 10; ++k)
+    if (k != 5) expect_object(*s, k, 5000);
+  // A new put of the key clears its quarantine.
+  ASSERT_EQ(s->put(5, object_bytes(5, 5000)), 0);
+  expect_object(*s, 5, 5000);
+  EXPECT_TRUE(s->quarantined().empty());
+}
+
+TEST_F(ObjectStoreTest, RecordDamagedInItsKeyIsReportedAndSkipped) {
+  {
+    auto s = open_store();
+    for (ObjectKey k = 1; k <= 10; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 5000)), 0);
+  }
+  patch_byte(catalog(), 2 * kCatalogRecordSize + 8, 0x01);  // the key of key 3's record
+  RecoveryReport rep;
+  auto s = open_store(&rep);
+  EXPECT_EQ(rep.records, 9u);
+  EXPECT_EQ(rep.damaged_records, 1u);
+  ASSERT_EQ(rep.errors.size(), 1u);
+  EXPECT_NE(rep.errors[0].find("beyond naming"), std::string::npos);
+  std::vector<std::byte> out(5000);
+  EXPECT_EQ(s->get(3, out), -ENOENT);
+  for (ObjectKey k = 1; k <= 10; ++k)
+    if (k != 3) expect_object(*s, k, 5000);
+}
+
+TEST_F(ObjectStoreTest, DamagedDeleteRecordCannotResurrectReusedSpace) {
+  {
+    auto s = open_store();
+    ASSERT_EQ(s->put(1, object_bytes(1, 4096)), 0);  // record 0
+    ASSERT_EQ(s->remove(1), 0);                      // record 1
+    ASSERT_EQ(s->put(2, object_bytes(2, 4096)), 0);  // record 2, reuses key 1's extent
+    ASSERT_EQ(s->lookup(2)->offset, 0u);
+  }
+  patch_byte(catalog(), kCatalogRecordSize + 8, 0x01);  // delete record, unattributable
+  RecoveryReport rep;
+  auto s = open_store(&rep);
+  EXPECT_EQ(rep.damaged_records, 1u);
+  ASSERT_EQ(rep.errors.size(), 2u);
+  EXPECT_NE(rep.errors[1].find("overlaps a newer object"), std::string::npos);
+  expect_object(*s, 2, 4096);
+  std::vector<std::byte> out(4096);
+  EXPECT_EQ(s->get(1, out), -EBADMSG);
+}
+
+TEST_F(ObjectStoreTest, DataFileShorterThanTheCatalogQuarantinesTheObjectsPastItsEnd) {
+  {
+    auto s = open_store();
+    for (ObjectKey k = 0; k < 10; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 65536)), 0);
+    for (ObjectKey k = 0; k < 10; ++k) ASSERT_EQ(s->lookup(k)->offset, k * 65536);
+  }
+  std::filesystem::resize_file(data(), 5 * 65536 + 100);
+  RecoveryReport rep;
+  auto s = open_store(&rep);
+  EXPECT_EQ(rep.live_objects, 5u);
+  EXPECT_EQ(rep.errors.size(), 5u);
+  for (ObjectKey k = 0; k < 5; ++k) expect_object(*s, k, 65536);
+  std::vector<std::byte> out(65536);
+  for (ObjectKey k = 5; k < 10; ++k) {
+    EXPECT_EQ(s->get(k, out), -EIO);
+    ASSERT_TRUE(s->quarantined(k).has_value());
+    EXPECT_NE(s->quarantined(k)->reason.find("shorter than the catalog"), std::string::npos);
+  }
+}
+
+TEST_F(ObjectStoreTest, ChecksumMismatchIsAnErrorAndQuarantinesTheObject) {
+  auto s = open_store();
+  for (ObjectKey k = 0; k < 8; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 10000)), 0);
+  patch_byte(data(), s->lookup(3)->offset + 777, 0x80);
+  std::vector<std::byte> out(10000);
+  EXPECT_EQ(s->get(3, out), -EBADMSG);
+  ASSERT_TRUE(s->quarantined(3).has_value());
+  EXPECT_NE(s->quarantined(3)->reason.find("checksum mismatch"), std::string::npos);
+  EXPECT_EQ(s->get(3, out), -EBADMSG);
+  for (ObjectKey k = 0; k < 8; ++k)
+    if (k != 3) expect_object(*s, k, 10000);
+  EXPECT_EQ(s->remove(3), 0);
+  EXPECT_EQ(s->get(3, out), -ENOENT);
+  EXPECT_EQ(s->get(4, std::span<std::byte>(out.data(), 10)), -EMSGSIZE);
+}
+
+TEST_F(ObjectStoreTest, InjectedStoreReadErrorsAreReported) {
+  auto s = open_store();
+  ASSERT_EQ(s->put(1, object_bytes(1, 8192)), 0);
+  ASSERT_EQ(s->put(2, object_bytes(2, 8192)), 0);
+  // Short reads are completed by resubmitting the rest: the object still reads back.
+  s->set_fault_hook([](const IoRequest& r, int res) {
+    return r.op == IoRequest::Op::kRead && res == static_cast<int>(r.len) && r.len > 4096 ? 4096
+                                                                                          : res;
+  });
+  expect_object(*s, 1, 8192);
+  s->set_fault_hook(
+      [](const IoRequest& r, int res) { return r.op == IoRequest::Op::kRead ? -EIO : res; });
+  std::vector<std::byte> out(8192);
+  EXPECT_EQ(s->get(2, out), -EIO);
+  s->set_fault_hook({});
+  EXPECT_EQ(s->quarantined(2)->error, -EIO);
+  expect_object(*s, 1, 8192);
+}
+
+// Disk full: RLIMIT_FSIZE makes writes past the limit fail with EFBIG, as a full disk would
+// with ENOSPC, without needing a loop device.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    getrlimit(RLIMIT_FSIZE, &old_);
+    old_handler_ = signal(SIGXFSZ, SIG_IGN);
+    rlimit lim = old_;
+    lim.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &lim);
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &old_);
+    signal(SIGXFSZ, old_handler_);
+  }
+
+ private:
+  rlimit old_{};
+  sighandler_t old_handler_;
+};
+
+TEST_F(ObjectStoreTest, DiskFullOnDataWriteLeavesTheCatalogConsistent) {
+  auto s = open_store();
+  for (ObjectKey k = 0; k < 4; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 65536)), 0);
+  const auto before = s->list();
+  const uint64_t cat = s->catalog_bytes();
+  {
+    FileSizeLimit limit(5 * 65536);
+    EXPECT_EQ(s->put(10, object_bytes(10, 4 * 65536)), -EFBIG);
+  }
+  EXPECT_EQ(s->list(), before);
+  EXPECT_EQ(s->catalog_bytes(), cat);
+  EXPECT_EQ(std::filesystem::file_size(catalog()), cat);
+  EXPECT_EQ(s->space().used_bytes, 4u * 65536);
+  ASSERT_EQ(s->put(10, object_bytes(10, 65536)), 0);
+  EXPECT_EQ(s->lookup(10)->offset, 4u * 65536);  // the failed put's extent was returned
+  s.reset();
+  RecoveryReport rep;
+  s = open_store(&rep);
+  EXPECT_TRUE(rep.errors.empty());
+  EXPECT_EQ(s->size(), 5u);
+  expect_object(*s, 10, 65536);
+}
+
+TEST_F(ObjectStoreTest, DiskFullOnCatalogAppendCutsThePartialRecord) {
+  auto s = open_store();
+  // Grow the catalog past the data file so the limit falls inside the next record.
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(s->put(1, object_bytes(1, 4096)), 0);
+  const auto before = s->list();
+  const uint64_t cat = s->catalog_bytes();
+  ASSERT_EQ(cat, 200 * kCatalogRecordSize);
+  {
+    FileSizeLimit limit(cat + 30);
+    EXPECT_EQ(s->put(2, object_bytes(2, 4096)), -EFBIG);
+  }
+  EXPECT_EQ(s->list(), before);
+  EXPECT_EQ(std::filesystem::file_size(catalog()), cat);
+  s.reset();
+  RecoveryReport rep;
+  s = open_store(&rep);
+  EXPECT_EQ(rep.torn_tail_bytes, 0u);
+  EXPECT_TRUE(rep.errors.empty());
+  EXPECT_EQ(s->list(), before);
+}
+
+TEST_F(ObjectStoreTest, FixedSizeStoreRefusesPutsThatDoNotFit) {
+  ObjectStoreOptions o = options();
+  o.capacity_bytes = 4 * 65536;
+  o.sync = true;
+  auto s = open_store(nullptr, o);
+  EXPECT_EQ(std::filesystem::file_size(data()), 4u * 65536);
+  for (ObjectKey k = 0; k < 4; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 65536)), 0);
+  const uint64_t cat = s->catalog_bytes();
+  EXPECT_EQ(s->put(9, object_bytes(9, 1)), -ENOSPC);
+  EXPECT_EQ(s->catalog_bytes(), cat);
+  EXPECT_EQ(s->space().free_bytes, 0u);
+  ASSERT_EQ(s->remove(2), 0);
+  ASSERT_EQ(s->put(9, object_bytes(9, 65536)), 0);
+  EXPECT_EQ(s->lookup(9)->offset, 2u * 65536);
+  expect_object(*s, 9, 65536);
+}
+
+TEST_F(ObjectStoreTest, CompactionKeepsExactlyTheLiveObjects) {
+  auto s = open_store();
+  for (int round = 0; round < 5; ++round)
+    for (ObjectKey k = 0; k < 50; ++k) ASSERT_EQ(s->put(k, object_bytes(k + round, 3000)), 0);
+  for (ObjectKey k = 0; k < 10; ++k) ASSERT_EQ(s->remove(k), 0);
+  const auto before = s->list();
+  ASSERT_EQ(s->compact(), 0);
+  EXPECT_EQ(s->catalog_bytes(), 40 * kCatalogRecordSize);
+  EXPECT_EQ(s->list(), before);
+  s.reset();
+  RecoveryReport rep;
+  s = open_store(&rep);
+  EXPECT_EQ(rep.records, 40u);
+  EXPECT_EQ(s->list(), before);
+  std::vector<std::byte> out(3000);
+  ASSERT_EQ(s->get(20, out), 3000);
+  EXPECT_EQ(out, object_bytes(24, 3000));
+}
+
+TEST_F(ObjectStoreTest, BadOptionsAreRejected) {
+  std::unique_ptr<ObjectStore> s;
+  EXPECT_EQ(ObjectStore::open(ObjectStoreOptions{}, &s), -EINVAL);
+  ObjectStoreOptions o = options();
+  o.request_bytes = 1000;
+  EXPECT_EQ(ObjectStore::open(o, &s), -EINVAL);
+  o = options();
+  o.dir = "/proc/no/such/dir";
+  EXPECT_LT(ObjectStore::open(o, &s), 0);
+}
+
+}  // namespace
+}  // namespace tempo
