@@ -1,0 +1,246 @@
+#include "controller/controller.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "sim/sim_runtime.h"
+
+namespace tempo {
+namespace {
+
+// Device: 10,000 B fast tier, 1000 B/s, 2 slots, no latency; budget 5000 B.
+SimRuntimeConfig small(const char* policy) {
+  SimRuntimeConfig c;
+  c.device = SimDeviceConfig{10'000, 1000.0, 2, 0, 200.0, "lru"};
+  c.provider = ProviderConfig{5000, 1000.0, 1000.0, 2 * kNsPerSec, 0};
+  c.controller = ControllerConfig{*parse_policy(policy), 50 * kNsPerMs};
+  return c;
+}
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  void make(const char* policy) {
+    rt = std::make_unique<SimRuntime>(small(policy));
+    for (ObjectKey k = 1; k <= 40; ++k) rt->device.add_object(k, 100);
+  }
+  static Manifest objs(ObjectKey first, ObjectKey count) {
+    Manifest m;
+    for (ObjectKey k = first; k < first + count; ++k) m.push_back({k, 100});
+    return m;
+  }
+  ClaimId report(const Manifest& m, TimeNs ttu) {
+    ClaimId id = 0;
+    EXPECT_EQ(rt->controller.report(m, ttu, &id), 0);
+    return id;
+  }
+  ClaimState state(ClaimId id) { return rt->controller.claim(id)->state; }
+  Controller& ctl() { return rt->controller; }
+  std::unique_ptr<SimRuntime> rt;
+};
+
+TEST_F(ControllerTest, DemandCommitsOnlyWhenRetrievalIsRequested) {
+  make("demand");
+  const ClaimId a = report(objs(1, 5), 0);
+  rt->events.run_until(kNsPerSec);
+  EXPECT_EQ(state(a), ClaimState::kPlanned);
+  RetrievalOutcome out{};
+  ASSERT_EQ(ctl().request_retrieval(a, &out), 0);
+  EXPECT_EQ(out, RetrievalOutcome::kWait);
+  EXPECT_EQ(state(a), ClaimState::kStaging);
+  rt->events.run_all();
+  EXPECT_EQ(state(a), ClaimState::kStageReady);
+  // 500 B in two slots at 1000 B/s from t = 1 s.
+  EXPECT_EQ(ctl().claim(a)->timing.ready, 1500 * kNsPerMs);
+}
+
+TEST_F(ControllerTest, ImmediateCommitsAtReport) {
+  make("immediate");
+  const ClaimId a = report(objs(1, 2), 10 * kNsPerSec);
+  EXPECT_EQ(state(a), ClaimState::kStaging);
+  EXPECT_EQ(ctl().claim(a)->timing.committed, 0);
+}
+
+TEST_F(ControllerTest, QueueKCommitsTheFirstKOfTheWaitingQueue) {
+  make("queue-1");
+  const ClaimId a = report(objs(1, 2), 10 * kNsPerSec);
+  const ClaimId b = report(objs(3, 2), 10 * kNsPerSec);
+  EXPECT_EQ(state(a), ClaimState::kPlanned);
+  // A request without a claim is first in the queue: nobody is within K = 1.
+  const ClaimId order1[] = {kNoClaim, b, a};
+  ASSERT_EQ(ctl().update_order(order1), 0);
+  EXPECT_EQ(state(a), ClaimState::kPlanned);
+  EXPECT_EQ(state(b), ClaimState::kPlanned);
+  const ClaimId order2[] = {b, a};
+  ASSERT_EQ(ctl().update_order(order2), 0);
+  EXPECT_EQ(state(b), ClaimState::kStaging);
+  EXPECT_EQ(state(a), ClaimState::kPlanned);
+}
+
+TEST_F(ControllerTest, TempoCommitsWhenLaxityReachesZero) {
+  make("tempo");
+  // 500 B alone on an idle device: TTR 0.5 s. TTU 2 s: laxity 1.5 s.
+  const ClaimId a = report(objs(1, 5), 2 * kNsPerSec);
+  EXPECT_EQ(*ctl().laxity(a), 1500 * kNsPerMs);
+  rt->events.run_until(1 * kNsPerSec);
+  EXPECT_EQ(*ctl().laxity(a), 500 * kNsPerMs);  // TTU adjusted for elapsed time
+  rt->events.run_all();
+  // The 50 ms tick first sees laxity <= 0 at t = 1.5 s; staging then ends at 2.0 s.
+  EXPECT_EQ(ctl().claim(a)->timing.committed, 1500 * kNsPerMs);
+  EXPECT_EQ(ctl().claim(a)->timing.ready, 2 * kNsPerSec);
+}
+
+TEST_F(ControllerTest, CommitmentOrderCanDifferFromRequestOrder) {
+  make("tempo");
+  // First in the queue: 200 B, TTU 5 s, TTR 0.2 s. Second: TTU 6 s but 3800 B (its first
+  // two objects are the first claim's), TTR 3.8 s: its laxity reaches 0 at 2.2 s.
+  const ClaimId first = report(objs(3, 2), 5 * kNsPerSec);
+  const ClaimId second = report(objs(3, 38), 6 * kNsPerSec);
+  const ClaimId order[] = {first, second};
+  ctl().update_order(order);
+  rt->events.run_all();
+  EXPECT_EQ(ctl().claim(second)->timing.committed, 2200 * kNsPerMs);
+  // The second's staging brought the first's objects in by 2.4 s: TTR 0, so the first
+  // commits only when its TTU runs out, already stage-ready.
+  EXPECT_EQ(ctl().claim(first)->timing.committed, 5 * kNsPerSec);
+  EXPECT_EQ(ctl().claim(first)->timing.ready, 5 * kNsPerSec);
+}
+
+TEST_F(ControllerTest, CapacityBlockedClaimDoesNotBlockALaterOne) {
+  make("immediate");
+  const ClaimId big = report(objs(1, 40), 0);  // 4000 B of the 5000 B budget
+  const ClaimId blocked = report(objs(1, 1), 0);
+  (void)blocked;
+  rt->device.add_object(100, 1500);
+  rt->device.add_object(101, 900);
+  const ClaimId too_big = report(Manifest{{100, 1500}}, 0);
+  const ClaimId fits = report(Manifest{{101, 900}}, 0);
+  const ClaimId order[] = {big, too_big, fits};
+  ctl().update_order(order);
+  EXPECT_EQ(state(big), ClaimState::kStaging);
+  EXPECT_EQ(state(too_big), ClaimState::kPlanned);
+  EXPECT_TRUE(ctl().claim(too_big)->deferred);
+  EXPECT_EQ(state(fits), ClaimState::kStaging);
+  EXPECT_EQ(rt->provider.ledger().bytes(), 4900u);
+}
+
+TEST_F(ControllerTest, OrdinaryPathIsFinalAndNeverCommits) {
+  make("demand");
+  rt->device.add_object(100, 4500);
+  rt->device.add_object(101, 1000);
+  const ClaimId big = report(Manifest{{100, 4500}}, 0);
+  const ClaimId late = report(Manifest{{101, 1000}}, 0);
+  RetrievalOutcome out{};
+  ctl().request_retrieval(big, &out);
+  ASSERT_EQ(state(big), ClaimState::kStaging);
+  ASSERT_EQ(ctl().request_retrieval(late, &out), 0);
+  EXPECT_EQ(out, RetrievalOutcome::kOrdinary);
+  EXPECT_EQ(state(late), ClaimState::kOrdinary);
+  rt->events.run_all();
+  ctl().begin_transfer(big);
+  ctl().end_transfer(big);  // capacity is back...
+  EXPECT_EQ(rt->provider.ledger().bytes(), 0u);
+  EXPECT_EQ(state(late), ClaimState::kOrdinary);  // ...but the ordinary choice stands
+  EXPECT_EQ(ctl().revise(late, 0), -EINVAL);
+  EXPECT_EQ(ctl().request_retrieval(late, &out), 0);
+  EXPECT_EQ(out, RetrievalOutcome::kOrdinary);
+  EXPECT_EQ(ctl().stats().ordinary, 1u);
+  EXPECT_EQ(ctl().stats().capacity_deferrals, 1u);
+}
+
+TEST_F(ControllerTest, CancelOfCommittedClaimHoldsProtectionUntilStagingEnds) {
+  make("immediate");
+  const ClaimId a = report(objs(1, 10), 0);  // 1000 B: ready at 1 s
+  rt->events.run_until(200 * kNsPerMs);
+  ASSERT_EQ(ctl().cancel(a), 0);
+  EXPECT_EQ(state(a), ClaimState::kStaging);
+  EXPECT_EQ(rt->provider.ledger().bytes(), 1000u);
+  EXPECT_EQ(ctl().cancel(a), -EALREADY);
+  rt->events.run_all();
+  EXPECT_EQ(state(a), ClaimState::kCancelled);
+  EXPECT_EQ(ctl().claim(a)->timing.ended, kNsPerSec);
+  EXPECT_EQ(rt->provider.ledger().bytes(), 0u);
+  EXPECT_EQ(rt->device.stats().pins, 0u);
+}
+
+TEST_F(ControllerTest, CancelDuringTransferReleasesAtTransferEnd) {
+  make("immediate");
+  const ClaimId a = report(objs(1, 2), 0);
+  rt->events.run_all();
+  ASSERT_EQ(ctl().begin_transfer(a), 0);
+  ASSERT_EQ(ctl().cancel(a), 0);
+  EXPECT_EQ(rt->provider.ledger().bytes(), 200u);
+  ASSERT_EQ(ctl().end_transfer(a), 0);
+  EXPECT_EQ(state(a), ClaimState::kCancelled);
+  EXPECT_EQ(rt->provider.ledger().bytes(), 0u);
+}
+
+TEST_F(ControllerTest, FullLifecycleAndMisuse) {
+  make("immediate");
+  const ClaimId a = report(objs(1, 2), 0);
+  RetrievalOutcome out{};
+  EXPECT_EQ(ctl().begin_transfer(a), -EAGAIN);  // still staging
+  rt->events.run_all();
+  ASSERT_EQ(ctl().request_retrieval(a, &out), 0);
+  EXPECT_EQ(out, RetrievalOutcome::kReady);
+  ASSERT_EQ(ctl().begin_transfer(a), 0);
+  EXPECT_EQ(ctl().begin_transfer(a), -EINVAL);
+  EXPECT_EQ(ctl().request_retrieval(a, &out), -EINVAL);
+  ASSERT_EQ(ctl().end_transfer(a), 0);
+  EXPECT_EQ(state(a), ClaimState::kReleased);
+  EXPECT_EQ(ctl().end_transfer(a), -EINVAL);  // double release
+  EXPECT_EQ(ctl().cancel(a), -EINVAL);        // cancel after transfer
+  EXPECT_EQ(ctl().revise(a, 5), -EINVAL);
+  EXPECT_EQ(ctl().revise(999, 5), -ENOENT);
+  EXPECT_EQ(ctl().cancel(999), -ENOENT);
+  EXPECT_EQ(ctl().request_retrieval(999, &out), -ENOENT);
+  const ClaimId bad_order[] = {a, 999};
+  EXPECT_EQ(ctl().update_order(bad_order), -ENOENT);
+  ClaimId id = 0;
+  EXPECT_EQ(ctl().report(Manifest{}, 0, &id), -EINVAL);
+  EXPECT_EQ(ctl().stats().released, 1u);
+  EXPECT_EQ(rt->device.stats().pins, 0u);
+}
+
+TEST_F(ControllerTest, InvalidObjectsFailTheClaim) {
+  make("immediate");
+  const ClaimId a = report(Manifest{{555, 100}}, 0);
+  EXPECT_EQ(state(a), ClaimState::kFailed);
+  RetrievalOutcome out{};
+  EXPECT_EQ(ctl().request_retrieval(a, &out), -ENOENT);
+}
+
+TEST_F(ControllerTest, StagingFailureFailsOverToTheOrdinaryPath) {
+  make("immediate");
+  rt->device.inject_stage_error(2, -EIO);
+  const ClaimId a = report(objs(1, 3), 0);
+  rt->events.run_all();
+  EXPECT_EQ(state(a), ClaimState::kOrdinary);
+  EXPECT_EQ(ctl().claim(a)->error, -EIO);
+  EXPECT_EQ(rt->provider.ledger().bytes(), 0u);
+  EXPECT_EQ(rt->device.stats().pins, 0u);
+  RetrievalOutcome out{};
+  ASSERT_EQ(ctl().request_retrieval(a, &out), 0);
+  EXPECT_EQ(out, RetrievalOutcome::kOrdinary);
+}
+
+TEST_F(ControllerTest, RevisionAfterCommitDoesNotRevoke) {
+  make("tempo");
+  const ClaimId a = report(objs(1, 5), 0);
+  ASSERT_EQ(state(a), ClaimState::kStaging);
+  EXPECT_EQ(ctl().revise(a, 100 * kNsPerSec), 0);
+  EXPECT_EQ(state(a), ClaimState::kStaging);
+}
+
+TEST_F(ControllerTest, TempoStaticIgnoresTheBacklog) {
+  make("tempo-static");
+  const ClaimId backlog = report(objs(1, 30), 0);  // commits now: 3000 B, 3 s of staging
+  ASSERT_EQ(state(backlog), ClaimState::kStaging);
+  // 500 B: static TTR 0.5 s; the state-aware TTR would be 3.5 s.
+  const ClaimId a = report(objs(31, 5), 2 * kNsPerSec);
+  EXPECT_EQ(state(a), ClaimState::kPlanned);
+  EXPECT_EQ(*ctl().laxity(a), 1500 * kNsPerMs);
+}
+
+}  // namespace
+}  // namespace tempo
