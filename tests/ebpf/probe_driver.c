@@ -4,7 +4,9 @@
  * as one JSON object, so that tests/ebpf/run.py can compare it with what tempostat,
  * tempomargin and the bpftrace scripts report.
  *
- * Usage: probe_driver ROUNDS   (prints {"pid":N}, waits for a line on stdin, fires, reports)
+ * Usage: probe_driver ROUNDS [PACE_MS]
+ *   prints {"pid":N}, waits for a line on stdin, fires ROUNDS rounds (PACE_MS apart, for
+ *   examples that span several intervals), then prints what it fired.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -128,16 +130,20 @@ static void print_array(const char* name, const int64_t* v, int n) {
 
 int main(int argc, char** argv) {
   char line[16];
-  int rounds;
+  int rounds, pace_ms;
 
-  if (argc != 2 || (rounds = atoi(argv[1])) < 1 || rounds > 500) {
-    fprintf(stderr, "usage: probe_driver ROUNDS (1..500)\n");
+  if (argc < 2 || argc > 3 || (rounds = atoi(argv[1])) < 1 || rounds > 500 ||
+      (pace_ms = argc == 3 ? atoi(argv[2]) : 0) < 0 || pace_ms > 10000) {
+    fprintf(stderr, "usage: probe_driver ROUNDS [PACE_MS]  (1..500 rounds, 0..10000 ms apart)\n");
     return 2;
   }
   printf("{\"pid\":%d}\n", (int)getpid());
   fflush(stdout);
   if (!fgets(line, sizeof(line), stdin)) return 1;
-  for (int i = 0; i < rounds; i++) round_of(i);
+  for (int i = 0; i < rounds; i++) {
+    if (i && pace_ms) usleep((useconds_t)pace_ms * 1000);
+    round_of(i);
+  }
   /* One claim stays committed: the ledger ends at its bytes. */
   commit_and_stage(999999, 2u * OBJ_BYTES, 2, 0);
 
