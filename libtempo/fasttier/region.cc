@@ -1,0 +1,179 @@
+#include "fasttier/region.h"
+
+#include <daxctl/libdaxctl.h>
+#include <fcntl.h>
+#include <numa.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tempo {
+namespace {
+
+constexpr uint64_t kHugePage = 2ull << 20;
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// A free address range of `bytes` starting at a multiple of `align`, reserved PROT_NONE.
+void* reserve_aligned(uint64_t bytes, uint64_t align, void** mapping, uint64_t* mapping_size) {
+  const uint64_t len = bytes + align;
+  void* p = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (start + align - 1) & ~(align - 1);
+  *mapping = p;
+  *mapping_size = len;
+  return reinterpret_cast<void*>(aligned);
+}
+
+struct DaxCandidate {
+  std::string path;
+  uint64_t size = 0;
+  uint64_t align = 0;
+};
+
+// The first enabled Device-DAX device libdaxctl knows, or the one at `want`.
+int find_dax(const std::string& want, DaxCandidate* out) {
+  daxctl_ctx* ctx = nullptr;
+  int ret = daxctl_new(&ctx);
+  if (ret < 0) return ret;
+  ret = -ENODEV;
+  daxctl_region* region;
+  daxctl_region_foreach(ctx, region) {
+    daxctl_dev* dev;
+    daxctl_dev_foreach(region, dev) {
+      if (!daxctl_dev_is_enabled(dev)) continue;
+      const std::string path = std::string("/dev/") + daxctl_dev_get_devname(dev);
+      if (want != "auto" && want != path) continue;
+      out->path = path;
+      out->size = daxctl_dev_get_size(dev);
+      out->align = daxctl_dev_get_align(dev);
+      if (out->align == 0) out->align = daxctl_region_get_align(region);
+      ret = 0;
+      break;
+    }
+    if (ret == 0) break;
+  }
+  daxctl_unref(ctx);
+  return ret;
+}
+
+}  // namespace
+
+const char* page_kind_name(PageKind k) {
+  switch (k) {
+    case PageKind::kBase:
+      return "4k";
+    case PageKind::kTransparentHuge:
+      return "thp";
+    case PageKind::kHugetlb:
+      return "hugetlb";
+    case PageKind::kDax:
+      return "dax";
+  }
+  return "?";
+}
+
+int FastTierRegion::create(const FastTierOptions& options, std::unique_ptr<FastTierRegion>* out,
+                           std::string* error) {
+  std::unique_ptr<FastTierRegion> r(new FastTierRegion());
+  int ret;
+  if (options.kind == "dram") {
+    ret = r->map_dram(options, error);
+  } else if (options.kind == "dax") {
+    ret = r->map_dax(options, error);
+  } else {
+    *error = "fast tier kind must be \"dram\" or \"dax\", not \"" + options.kind + "\"";
+    ret = -EINVAL;
+  }
+  if (ret < 0) return ret;
+  *out = std::move(r);
+  return 0;
+}
+
+int FastTierRegion::map_dram(const FastTierOptions& o, std::string* error) {
+  if (o.bytes == 0) {
+    *error = "a DRAM fast tier needs a size";
+    return -EINVAL;
+  }
+  if (o.numa_node >= 0 && (numa_available() < 0 || o.numa_node > numa_max_node())) {
+    *error = "NUMA node " + std::to_string(o.numa_node) + " does not exist";
+    return -EINVAL;
+  }
+  source_ = "dram";
+  size_ = round_up(o.bytes, kHugePage);
+  if (o.huge_pages) {
+    // Reserved hugetlb pages first: without MAP_NORESERVE the mmap fails when the pool is
+    // short, instead of a later fault raising SIGBUS.
+    void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+    if (p != MAP_FAILED) {
+      mapping_ = p;
+      mapping_size_ = size_;
+      base_ = static_cast<std::byte*>(p);
+      pages_ = PageKind::kHugetlb;
+      alignment_ = kHugePage;
+    }
+  }
+  if (base_ == nullptr) {
+    void* at = reserve_aligned(size_, kHugePage, &mapping_, &mapping_size_);
+    if (at == nullptr) return -ENOMEM;
+    if (mprotect(at, size_, PROT_READ | PROT_WRITE) != 0) return -errno;
+    base_ = static_cast<std::byte*>(at);
+    if (o.huge_pages && madvise(at, size_, MADV_HUGEPAGE) == 0) {
+      pages_ = PageKind::kTransparentHuge;
+      alignment_ = kHugePage;
+    }
+  }
+  if (o.numa_node >= 0) {
+    numa_tonode_memory(base_, size_, o.numa_node);
+    numa_node_ = o.numa_node;
+  }
+  if (o.prefault) {
+    for (uint64_t off = 0; off < size_; off += 4096) base_[off] = std::byte{0};
+  }
+  return 0;
+}
+
+int FastTierRegion::map_dax(const FastTierOptions& o, std::string* error) {
+  DaxCandidate dax;
+  int ret = find_dax(o.dax_path, &dax);
+  if (ret < 0) {
+    *error = o.dax_path == "auto" ? "no enabled Device-DAX device found (libdaxctl)"
+                                  : o.dax_path + " is not an enabled Device-DAX device";
+    return ret;
+  }
+  if (o.bytes > dax.size) {
+    *error = dax.path + " holds " + std::to_string(dax.size) + " bytes, fewer than asked";
+    return -EINVAL;
+  }
+  alignment_ = dax.align > 0 ? dax.align : kHugePage;
+  size_ = (o.bytes > 0 ? o.bytes : dax.size) / alignment_ * alignment_;
+  dax_fd_ = ::open(dax.path.c_str(), O_RDWR | O_CLOEXEC);
+  if (dax_fd_ < 0) {
+    *error = dax.path + ": " + std::strerror(errno);
+    return -errno;
+  }
+  // Device-DAX refuses mappings not aligned to its page size.
+  void* at = reserve_aligned(size_, alignment_, &mapping_, &mapping_size_);
+  if (at == nullptr) return -ENOMEM;
+  void* p = mmap(at, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, dax_fd_, 0);
+  if (p == MAP_FAILED) {
+    *error = dax.path + ": mmap: " + std::strerror(errno);
+    return -errno;
+  }
+  base_ = static_cast<std::byte*>(p);
+  pages_ = PageKind::kDax;
+  source_ = dax.path;
+  return 0;
+}
+
+FastTierRegion::~FastTierRegion() {
+  if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
+  if (dax_fd_ >= 0) close(dax_fd_);
+}
+
+}  // namespace tempo
