@@ -14,3 +14,8 @@ kmod:
 	@cp -p kmod/include/uapi/linux/tempo.h $(KMOD_BUILD)/include/uapi/linux/
 	@kver=$$($(KMOD_KVER)); \
 	  $(MAKE) --no-print-directory -C /usr/src/linux-headers-$$kver M=$(abspath $(KMOD_BUILD)) modules
+
+# The guest suite: Debian's kernel in QEMU TCG, tempo.ko on a virtio disk and on an
+# emulated CXL Type-3 device's /dev/dax0.0; passes on the guest's "0 failed" line.
+vm-test: kmod
+	@tests/vm/run.sh $(VM_BUILD) $(KMOD_BUILD)/tempo.ko

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Boots Debian's kernel (the release of linux-headers-amd64) in QEMU TCG with tempo.ko,
+# the guest test programs, an emulated CXL Type-3 device and a virtio disk as the SSD,
+# and judges the run by the guest's "tempo-vm: N passed, N failed" line.
+#
+# Usage: tests/vm/run.sh BUILD_DIR TEMPO_KO [GUEST_BINARY...]
+#   GUEST_BINARY: extra programs (and their shared libraries) copied to the guest's /bin;
+#   the guest init runs those it knows (see init.sh).
+# Env: VM_TIMEOUT (seconds, default 600), VM_SMP (default 2).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+[ $# -ge 2 ] || { echo "usage: $0 BUILD_DIR TEMPO_KO [GUEST_BINARY...]" >&2; exit 2; }
+build=$(mkdir -p "$1" && cd "$1" && pwd)
+ko=$2
+shift 2
+timeout_s=${VM_TIMEOUT:-600}
+kver=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p')
+[ -n "$kver" ] || { echo "vm-test: linux-headers-amd64 is not installed" >&2; exit 2; }
+start=$(date +%s)
+
+# 1. The guest kernel and its modules, extracted (not installed), once per release.
+kroot=$build/kernel/$kver
+if [ ! -f "$kroot/.done" ]; then
+  echo "vm-test: fetching linux-image-$kver"
+  rm -rf "$kroot" && mkdir -p "$kroot" "$build/dl"
+  (cd "$build/dl" && apt-get download -q "linux-image-$kver" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+  dpkg-deb -x "$build/dl/linux-image-${kver}_"*.deb "$kroot"
+  depmod -b "$kroot" "$kver"
+  rm -f "$build/dl/linux-image-${kver}_"*.deb
+  touch "$kroot/.done"
+fi
+
+# 2. The guest test program (static).
+mkdir -p "$build/bin"
+gcc -std=gnu11 -O2 -static -Wall -Wextra -Werror -I"$repo/kmod/include/uapi" \
+  -o "$build/bin/tempo-vmtest" "$here"/*.c -lpthread
+
+# 3. The initramfs: busybox, init, kernel modules (depmod'ed), tempo.ko, programs + libs.
+root=$build/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/tempo,etc,hwcheck}
+cp /bin/busybox "$root/bin/busybox"
+cp "$here/init.sh" "$root/init"
+chmod +x "$root/init"
+cp "$ko" "$root/lib/tempo/tempo.ko"
+modules=(virtio_pci virtio_blk cxl_acpi cxl_pci cxl_mem cxl_pmem nd_pmem dax_pmem device_dax)
+for m in "${modules[@]}"; do
+  modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
+done | sort -u | while read -r path; do
+  rel=${path#"$kroot"}
+  mkdir -p "$root$(dirname "$rel")"
+  cp "$path" "$root$rel"
+done
+cp "$kroot/lib/modules/$kver/modules.builtin" "$kroot/lib/modules/$kver/modules.order" \
+  "$root/lib/modules/$kver/"
+depmod -b "$root" "$kver"
+
+# Copies a program and the shared libraries it needs (with the loader) into the guest.
+add_program() {
+  local bin=$1 lib
+  cp -L "$bin" "$root/bin/$(basename "$bin")"
+  for lib in $(ldd "$bin" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+  done
+}
+add_program "$build/bin/tempo-vmtest"
+for tool in cxl ndctl daxctl fio; do add_program "$(command -v $tool)"; done
+for bin in "$@"; do add_program "$bin"; done
+cp "$repo/scripts/hwcheck/tempo-hwcheck" "$root/bin/" 2>/dev/null || true
+(cd "$root" && find . | cpio -o -H newc --quiet) >"$build/initramfs.cpio"
+
+# 4. The SSD: a disk holding the test pattern. The CXL memory and label area are made new
+#    for every boot (labels persist, and a second create-region on old labels fails).
+"$build/bin/tempo-vmtest" mkimage "$build/disk.img" $((64 << 20))
+rm -f "$build/cxl-mem.raw" "$build/cxl-lsa.raw"
+truncate -s 256M "$build/cxl-mem.raw"
+truncate -s 256M "$build/cxl-lsa.raw"
+
+# 5. Boot, bounded by a timeout; the guest powers off when its suite is done.
+log=$build/console.log
+echo "vm-test: booting $kver (TCG), log in $log"
+set +e
+timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
+  -accel tcg -M q35,cxl=on -m 2G,maxmem=8G,slots=8 -smp "${VM_SMP:-2}" \
+  -nographic -no-reboot -monitor none -serial stdio \
+  -kernel "$kroot/boot/vmlinuz-$kver" -initrd "$build/initramfs.cpio" \
+  -append "console=ttyS0 panic=-1 loglevel=4 rdinit=/init" \
+  -drive file="$build/disk.img",if=none,id=ssd,format=raw \
+  -device virtio-blk-pci,drive=ssd,serial=tempo-ssd \
+  -object memory-backend-file,id=cxl-mem0,share=on,mem-path="$build/cxl-mem.raw",size=256M \
+  -object memory-backend-file,id=cxl-lsa0,share=on,mem-path="$build/cxl-lsa.raw",size=256M \
+  -device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1 \
+  -device cxl-rp,port=0,bus=cxl.1,id=rp0,chassis=0,slot=2 \
+  -device cxl-type3,bus=rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0 \
+  -M cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G \
+  </dev/null 2>&1 | tr -d '\r' | tee "$log" | grep --line-buffered -E '^(PASS|FAIL|SKIP|#|tempo-vm)'
+qemu_rc=${PIPESTATUS[0]}
+set -e
+elapsed=$(($(date +%s) - start))
+
+result=$(grep -E '^tempo-vm: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1 || true)
+if [ -z "$result" ]; then
+  echo "vm-test: FAILED: no result line from the guest (qemu exit $qemu_rc, ${elapsed}s); last lines:"
+  tail -40 "$log"
+  exit 1
+fi
+passed=$(echo "$result" | awk '{print $2}')
+failed=$(echo "$result" | awk '{print $4}')
+echo "vm-test: $passed passed, $failed failed in ${elapsed}s"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

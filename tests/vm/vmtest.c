@@ -1,0 +1,164 @@
+// tempo-vmtest: the guest suite for tempo.ko.
+//   tempo-vmtest mkimage FILE BYTES            write the pattern disk image (runs on the host)
+//   tempo-vmtest run DEV DISK GROUP...         run test groups against DEV backed by DISK
+// Groups: api badinput data fdclose concurrency trace.
+#define _GNU_SOURCE
+#include "vmtest.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+struct tcase* cur;
+struct dut dut;
+
+const char* strerrorname(int e) {
+  const char* s = strerrorname_np(e);
+  return s ? s : "0";
+}
+
+void tfail(const char* file, int line, const char* fmt, ...) {
+  if (cur->failed++) return;
+  int n = snprintf(cur->why, sizeof(cur->why), "%s:%d: ", file, line);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cur->why + n, sizeof(cur->why) - (size_t)n, fmt, ap);
+  va_end(ap);
+}
+
+void run_test(const char* name, void (*fn)(void)) {
+  struct tcase t = {.name = name};
+  cur = &t;
+  fn();
+  if (t.failed)
+    printf("FAIL %s: %s\n", name, t.why);
+  else
+    printf("PASS %s\n", name);
+  fflush(stdout);
+}
+
+int dev_open(void) {
+  int fd = open(dut.path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, "open %s: %s\n", dut.path, strerror(errno));
+    exit(2);
+  }
+  return fd;
+}
+
+int stage(int fd, const struct tempo_range* r, uint32_t n, uint32_t flags, uint64_t ticket) {
+  struct tempo_stage s = {.ranges = (uintptr_t)r, .nr_ranges = n, .flags = flags, .ticket = ticket};
+  return ioctl(fd, TEMPO_IOC_STAGE, &s);
+}
+
+int stage1(int fd, uint64_t off, uint64_t len, uint32_t flags, uint64_t ticket) {
+  struct tempo_range r = {off, len};
+  return stage(fd, &r, 1, flags, ticket);
+}
+
+static int pin_call(int fd, unsigned long cmd, uint64_t off, uint64_t len) {
+  struct tempo_range r = {off, len};
+  struct tempo_pin p = {.ranges = (uintptr_t)&r, .nr_ranges = 1};
+  return ioctl(fd, cmd, &p);
+}
+
+int pin1(int fd, uint64_t off, uint64_t len) { return pin_call(fd, TEMPO_IOC_PIN, off, len); }
+int unpin1(int fd, uint64_t off, uint64_t len) { return pin_call(fd, TEMPO_IOC_UNPIN, off, len); }
+
+struct tempo_query query1(int fd, uint64_t off, uint64_t len) {
+  struct tempo_query q = {.offset = off, .length = len};
+  if (ioctl(fd, TEMPO_IOC_QUERY, &q)) tfail(__FILE__, __LINE__, "QUERY: %s", strerrorname(errno));
+  return q;
+}
+
+struct tempo_stats stats(int fd) {
+  struct tempo_stats s;
+  memset(&s, 0, sizeof(s));
+  if (ioctl(fd, TEMPO_IOC_STATS, &s)) tfail(__FILE__, __LINE__, "STATS: %s", strerrorname(errno));
+  return s;
+}
+
+int wait_completion(int fd, struct tempo_completion* c, int timeout_ms) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  int r = poll(&p, 1, timeout_ms);
+  if (r < 0) return -errno;
+  if (r == 0) return -ETIMEDOUT;
+  ssize_t n = read(fd, c, sizeof(*c));
+  if (n < 0) return -errno;
+  return n == (ssize_t)sizeof(*c) ? 0 : -EIO;
+}
+
+uint64_t pattern_mismatch(const void* buf, uint64_t off, uint64_t len) {
+  const uint64_t* w = buf;
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < len / 8; i++)
+    if (w[i] != pattern_word(off / 8 + i)) bad += 8;
+  return bad;
+}
+
+int disk_read(void* buf, uint64_t off, uint64_t len) {
+  int fd = open(dut.disk, O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t n = pread(fd, buf, len, (off_t)off);
+  int e = errno;
+  close(fd);
+  if (n < 0) return -e;
+  return (uint64_t)n == len ? 0 : -EIO;
+}
+
+uint64_t meminfo_kb(const char* field) {
+  FILE* f = fopen("/proc/meminfo", "r");
+  char line[256];
+  uint64_t v = 0;
+  size_t n = strlen(field);
+  while (f && fgets(line, sizeof(line), f))
+    if (!strncmp(line, field, n) && line[n] == ':') v = strtoull(line + n + 1, NULL, 10);
+  if (f) fclose(f);
+  return v;
+}
+
+static int mkimage(const char* path, uint64_t bytes) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return perror(path), 1;
+  enum { kChunk = 1 << 20 };
+  static uint64_t buf[kChunk / 8];
+  for (uint64_t off = 0; off < bytes; off += kChunk) {
+    for (uint64_t i = 0; i < kChunk / 8; i++) buf[i] = pattern_word(off / 8 + i);
+    if (write(fd, buf, kChunk) != kChunk) return perror(path), 1;
+  }
+  return close(fd) ? 1 : 0;
+}
+
+static const struct {
+  const char* name;
+  void (*fn)(void);
+} kGroups[] = {
+    {"api", tests_api},         {"badinput", tests_badinput},       {"data", tests_data},
+    {"fdclose", tests_fdclose}, {"concurrency", tests_concurrency}, {"trace", tests_trace},
+};
+
+int main(int argc, char** argv) {
+  if (argc == 4 && !strcmp(argv[1], "mkimage")) return mkimage(argv[2], strtoull(argv[3], 0, 0));
+  if (argc < 5 || strcmp(argv[1], "run")) {
+    fprintf(stderr, "usage: %s mkimage FILE BYTES | run DEV DISK GROUP...\n", argv[0]);
+    return 2;
+  }
+  dut.path = argv[2];
+  dut.disk = argv[3];
+  int fd = dev_open();
+  if (ioctl(fd, TEMPO_IOC_GET_INFO, &dut.info)) return perror("GET_INFO"), 2;
+  close(fd);
+  for (int a = 4; a < argc; a++) {
+    size_t g = 0;
+    while (g < sizeof(kGroups) / sizeof(kGroups[0]) && strcmp(kGroups[g].name, argv[a])) g++;
+    if (g == sizeof(kGroups) / sizeof(kGroups[0])) {
+      printf("FAIL %s: no such test group\n", argv[a]);
+      continue;
+    }
+    kGroups[g].fn();
+  }
+  return 0;
+}
