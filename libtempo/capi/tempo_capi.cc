@@ -1,0 +1,261 @@
+// The C ABI of include/tempo/tempo.h over the C++ stack. Nothing throws across it: every
+// entry point validates its arguments, takes the instance's mutex and maps failures to a
+// negative errno.
+#include <atomic>
+#include <cerrno>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "config/settings.h"
+#include "instance/instance.h"
+#include "tempo/tempo.h"
+
+struct tempo_config {
+  tempo::Settings settings;
+  std::string error;
+};
+
+struct tempo_ctx {
+  std::atomic<int> refs{1};
+  std::unique_ptr<tempo::Instance> instance;
+  tempo_log_fn log_fn = nullptr;
+  void* log_data = nullptr;
+};
+
+namespace {
+
+using tempo::ClaimId;
+using tempo::Controller;
+
+// Runs `f` on the context's controller under its mutex, turning exceptions into errnos.
+template <typename F>
+int with_ctx(tempo_ctx* ctx, F&& f) {
+  if (!ctx || !ctx->instance) return -EINVAL;
+  try {
+    std::lock_guard lock(ctx->instance->mutex());
+    return f(*ctx->instance);
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  } catch (...) {
+    return -EIO;
+  }
+}
+
+void log(tempo_ctx* ctx, int priority, const std::string& msg) {
+  if (ctx->log_fn) ctx->log_fn(ctx->log_data, priority, msg.c_str());
+}
+
+}  // namespace
+
+extern "C" {
+
+TEMPO_EXPORT const char* tempo_version(void) { return "0.1.0"; }
+
+TEMPO_EXPORT int tempo_version_check(unsigned major, unsigned minor) {
+  return major == TEMPO_VERSION_MAJOR && minor <= TEMPO_VERSION_MINOR ? 0 : -ENOTSUP;
+}
+
+TEMPO_EXPORT int tempo_config_new(tempo_config** out) {
+  if (!out) return -EINVAL;
+  *out = new (std::nothrow) tempo_config();
+  return *out ? 0 : -ENOMEM;
+}
+
+TEMPO_EXPORT void tempo_config_free(tempo_config* config) { delete config; }
+
+TEMPO_EXPORT int tempo_config_set(tempo_config* config, const char* key, const char* value) {
+  if (!config || !key || !value) return -EINVAL;
+  try {
+    tempo::Settings next = config->settings;
+    std::string error;
+    const int r = next.set(key, value, &error);
+    config->error = error;
+    if (r == 0) config->settings = std::move(next);
+    return r;
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  }
+}
+
+TEMPO_EXPORT const char* tempo_config_error(const tempo_config* config) {
+  return config ? config->error.c_str() : "";
+}
+
+TEMPO_EXPORT int tempo_ctx_new(tempo_config* config, tempo_ctx** out) {
+  if (!config || !out) return -EINVAL;
+  *out = nullptr;
+  try {
+    int err = 0;
+    auto instance = tempo::make_instance(config->settings, &err, &config->error);
+    if (!instance) return err;
+    auto* ctx = new tempo_ctx();
+    ctx->instance = std::move(instance);
+    *out = ctx;
+    return 0;
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  }
+}
+
+TEMPO_EXPORT tempo_ctx* tempo_ctx_ref(tempo_ctx* ctx) {
+  if (ctx) ctx->refs.fetch_add(1, std::memory_order_relaxed);
+  return ctx;
+}
+
+TEMPO_EXPORT void tempo_ctx_unref(tempo_ctx* ctx) {
+  if (!ctx || ctx->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  {
+    std::lock_guard lock(ctx->instance->mutex());
+    Controller& c = ctx->instance->controller();
+    std::vector<ClaimId> live;
+    c.for_each_claim([&](const tempo::Claim& claim) {
+      if (!tempo::claim_state_terminal(claim.state)) live.push_back(claim.id);
+    });
+    for (ClaimId id : live) c.cancel(id);
+    if (!live.empty())
+      log(ctx, 6, "tempo: context closed with " + std::to_string(live.size()) + " live claims");
+  }
+  delete ctx;
+}
+
+TEMPO_EXPORT void tempo_ctx_set_log_fn(tempo_ctx* ctx, tempo_log_fn fn, void* data) {
+  if (!ctx) return;
+  ctx->log_fn = fn;
+  ctx->log_data = data;
+}
+
+TEMPO_EXPORT int64_t tempo_ctx_now(tempo_ctx* ctx) {
+  int64_t now = -EINVAL;
+  with_ctx(ctx, [&](tempo::Instance& in) {
+    now = in.clock().now();
+    return 0;
+  });
+  return now;
+}
+
+TEMPO_EXPORT int tempo_ctx_tick(tempo_ctx* ctx) {
+  return with_ctx(ctx, [](tempo::Instance& in) {
+    in.controller().tick();
+    return 0;
+  });
+}
+
+TEMPO_EXPORT int tempo_ctx_stats(tempo_ctx* ctx, tempo_stats* s) {
+  if (!s) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    const tempo::ControllerStats c = in.controller().stats();
+    const tempo::ProviderStats p = in.provider().stats();
+    const tempo::DeviceStats d = in.device().stats();
+    *s = tempo_stats{};
+    s->now_ns = in.clock().now();
+    s->budget_bytes = p.budget_bytes;
+    s->ledger_bytes = p.ledger_bytes;
+    s->reserved_bytes = p.reserved_bytes;
+    s->claims_reported = c.reported;
+    s->claims_committed = c.committed;
+    s->capacity_deferrals = c.capacity_deferrals;
+    s->deferred_claims = c.deferred_claims;
+    s->claims_ordinary = c.ordinary;
+    s->claims_failed_over = c.failovers;
+    s->claims_cancelled = c.cancelled;
+    s->claims_released = c.released;
+    s->claims_failed = c.failed;
+    s->claims_planned = c.planned;
+    s->claims_live = c.live;
+    s->stage_ops = p.stage_completed;
+    s->staged_bytes = p.staged_bytes;
+    s->stage_errors = p.stage_failed;
+    s->outstanding_ops = p.outstanding_ops;
+    s->fast_tier_capacity_bytes = in.device().info().capacity_bytes;
+    s->fast_tier_used_bytes = d.resident_bytes;
+    s->pinned_bytes = d.pinned_bytes;
+    s->evictions = d.evictions;
+    s->demand_bytes = d.demand_bytes;
+    s->effective_rate_bps = p.effective_rate_bps;
+    s->protected_gib_seconds = p.ledger_byte_seconds / double(1ull << 30);
+    return 0;
+  });
+}
+
+TEMPO_EXPORT int tempo_sim_add_objects(tempo_ctx* ctx, const tempo_object* objects, size_t count) {
+  if (!objects && count) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    std::vector<tempo::KvObject> v(count);
+    for (size_t i = 0; i < count; ++i) v[i] = {objects[i].key, objects[i].bytes};
+    return in.sim_add_objects(v);
+  });
+}
+
+TEMPO_EXPORT int tempo_sim_advance(tempo_ctx* ctx, int64_t ns) {
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.sim_advance(ns); });
+}
+
+TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects, size_t count,
+                                    int64_t ttu_ns, tempo_claim_id* id) {
+  if (!id || (!objects && count)) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    tempo::Manifest m(count);
+    for (size_t i = 0; i < count; ++i) m[i] = {objects[i].key, objects[i].bytes};
+    return in.controller().report(m, ttu_ns, id);
+  });
+}
+
+TEMPO_EXPORT int tempo_claim_revise(tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns) {
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.controller().revise(id, ttu_ns); });
+}
+
+TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
+  if (!ids && count) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    return in.controller().update_order(std::span<const ClaimId>(ids, count));
+  });
+}
+
+TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id, int* outcome) {
+  if (!outcome) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    tempo::RetrievalOutcome o{};
+    const int r = in.controller().request_retrieval(id, &o);
+    if (r == 0) *outcome = static_cast<int>(o);
+    return r;
+  });
+}
+
+TEMPO_EXPORT int tempo_claim_query(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* info) {
+  if (!info) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    Controller& c = in.controller();
+    const tempo::Claim* claim = c.claim(id);
+    if (!claim) return -ENOENT;
+    const tempo::TimeNs now = in.clock().now();
+    *info = tempo_claim_info{};
+    info->state = static_cast<uint32_t>(claim->state);
+    info->error = claim->error;
+    info->bytes = claim->bytes;
+    info->ttu_ns = claim->ttu - (now - claim->ttu_at);
+    info->laxity_ns = c.laxity(id).value_or(0);
+    info->deferrals = claim->deferrals;
+    info->reported_ns = claim->timing.reported;
+    info->committed_ns = claim->timing.committed;
+    info->ready_ns = claim->timing.ready;
+    info->retrieval_requested_ns = claim->timing.retrieval_requested;
+    info->transfer_begin_ns = claim->timing.transfer_begin;
+    info->ended_ns = claim->timing.ended;
+    return 0;
+  });
+}
+
+TEMPO_EXPORT int tempo_claim_transfer_begin(tempo_ctx* ctx, tempo_claim_id id) {
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.controller().begin_transfer(id); });
+}
+
+TEMPO_EXPORT int tempo_claim_transfer_end(tempo_ctx* ctx, tempo_claim_id id) {
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.controller().end_transfer(id); });
+}
+
+TEMPO_EXPORT int tempo_claim_cancel(tempo_ctx* ctx, tempo_claim_id id) {
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.controller().cancel(id); });
+}
+
+}  // extern "C"

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libtempo: timely staging of reusable LLM KV caches on memory-semantic flash.
+ *
+ * One flat C ABI over opaque handles. Functions are named tempo_<object>_<verb> and return
+ * 0 or a negative errno unless documented otherwise. Every function is thread-safe: calls
+ * on one context are serialised internally. Times are signed 64-bit nanoseconds.
+ *
+ * Lifecycle of a claim (see Documentation/c-api.md):
+ *   tempo_claim_report        a prefix-cache hit becomes a PLANNED claim (metadata only)
+ *   tempo_claim_revise        the runtime's new time-to-use estimate
+ *   tempo_order_update        the runtime's waiting queue, in scheduling order
+ *   tempo_claim_request_retrieval   retrieval is due: READY, WAIT, or ORDINARY path
+ *   tempo_claim_transfer_begin/end  the fast-tier-to-GPU copy; end releases protection
+ *   tempo_claim_cancel        the request went away
+ */
+#ifndef TEMPO_TEMPO_H
+#define TEMPO_TEMPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TEMPO_BUILDING_LIBRARY)
+#define TEMPO_EXPORT __attribute__((visibility("default")))
+#else
+#define TEMPO_EXPORT
+#endif
+
+#define TEMPO_VERSION_MAJOR 0
+#define TEMPO_VERSION_MINOR 1
+
+struct tempo_config;
+struct tempo_ctx;
+
+typedef uint64_t tempo_claim_id;
+
+/* A placeholder in tempo_order_update() for a waiting request that has no claim. */
+#define TEMPO_NO_CLAIM ((tempo_claim_id)0)
+
+/* One KV object of a manifest: its chunk hash and size in bytes. */
+struct tempo_object {
+  uint64_t key;
+  uint64_t bytes;
+};
+
+enum tempo_claim_state {
+  TEMPO_CLAIM_PLANNED = 0,
+  TEMPO_CLAIM_STAGING = 1,
+  TEMPO_CLAIM_STAGE_READY = 2,
+  TEMPO_CLAIM_TRANSFERRING = 3,
+  TEMPO_CLAIM_RELEASED = 4,
+  TEMPO_CLAIM_CANCELLED = 5,
+  TEMPO_CLAIM_ORDINARY = 6,
+  TEMPO_CLAIM_FAILED = 7,
+};
+
+enum tempo_retrieval {
+  TEMPO_RETRIEVAL_READY = 0,    /* stage-ready: begin the transfer */
+  TEMPO_RETRIEVAL_WAIT = 1,     /* committed and staging: poll until STAGE_READY */
+  TEMPO_RETRIEVAL_ORDINARY = 2, /* read through the ordinary (demand) path */
+};
+
+/* A claim as tempo_claim_query() reports it. Times are on the context's clock, -1 if the
+ * event has not happened. */
+struct tempo_claim_info {
+  uint32_t state;     /* enum tempo_claim_state */
+  int32_t error;      /* negative errno when FAILED (or why it failed over), else 0 */
+  uint64_t bytes;     /* unique bytes of the manifest */
+  int64_t ttu_ns;     /* latest TTU, adjusted for the time since it was given */
+  int64_t laxity_ns;  /* TTU - TTR while PLANNED, else 0 */
+  uint32_t deferrals; /* commit attempts refused for lack of protected capacity */
+  uint32_t reserved;
+  int64_t reported_ns;
+  int64_t committed_ns;
+  int64_t ready_ns;
+  int64_t retrieval_requested_ns;
+  int64_t transfer_begin_ns;
+  int64_t ended_ns;
+};
+
+/* Counters of a context (tempo_ctx_stats). */
+struct tempo_stats {
+  int64_t now_ns;
+  uint64_t budget_bytes;
+  uint64_t ledger_bytes;   /* protected + reserved, shared objects once */
+  uint64_t reserved_bytes; /* part of the ledger still staging */
+  uint64_t claims_reported;
+  uint64_t claims_committed;
+  uint64_t capacity_deferrals;
+  uint64_t deferred_claims;
+  uint64_t claims_ordinary;
+  uint64_t claims_failed_over;
+  uint64_t claims_cancelled;
+  uint64_t claims_released;
+  uint64_t claims_failed;
+  uint64_t claims_planned;
+  uint64_t claims_live;
+  uint64_t stage_ops;
+  uint64_t staged_bytes;
+  uint64_t stage_errors;
+  uint64_t outstanding_ops;
+  uint64_t fast_tier_capacity_bytes;
+  uint64_t fast_tier_used_bytes;
+  uint64_t pinned_bytes;
+  uint64_t evictions;
+  uint64_t demand_bytes;
+  double effective_rate_bps;    /* learned staging rate */
+  double protected_gib_seconds; /* integral of the ledger over time */
+};
+
+/* Version of the library actually loaded ("0.1.0"). */
+TEMPO_EXPORT const char* tempo_version(void);
+/* 0 if the loaded library provides ABI major.minor (same major, minor at least), else
+ * -ENOTSUP. Call it with TEMPO_VERSION_MAJOR/MINOR to detect a mismatched library. */
+TEMPO_EXPORT int tempo_version_check(unsigned major, unsigned minor);
+
+/* Configuration: key/value settings (Documentation/configuration.md lists every key).
+ * tempo_config_new returns 0 and a new configuration with defaults in *out. */
+TEMPO_EXPORT int tempo_config_new(struct tempo_config** out);
+TEMPO_EXPORT void tempo_config_free(struct tempo_config* config);
+/* Sets one key. -EINVAL on an unknown key or invalid value; tempo_config_error() then says
+ * which key and what it accepts. The configuration is unchanged on error. */
+TEMPO_EXPORT int tempo_config_set(struct tempo_config* config, const char* key, const char* value);
+/* The last error message of this configuration ("" if none). Owned by the configuration. */
+TEMPO_EXPORT const char* tempo_config_error(const struct tempo_config* config);
+
+/* Creates a context from a configuration (copied; the caller still owns it). Returns 0 and
+ * a context holding one reference in *out, or -EINVAL (see tempo_config_error), -ENOMEM,
+ * -EOPNOTSUPP (device not built in). */
+TEMPO_EXPORT int tempo_ctx_new(struct tempo_config* config, struct tempo_ctx** out);
+TEMPO_EXPORT struct tempo_ctx* tempo_ctx_ref(struct tempo_ctx* ctx);
+/* Drops a reference; the last one cancels every live claim and frees the context. */
+TEMPO_EXPORT void tempo_ctx_unref(struct tempo_ctx* ctx);
+
+typedef void (*tempo_log_fn)(void* data, int priority, const char* message);
+/* Routes the context's log lines (syslog priorities) to fn; NULL silences them. */
+TEMPO_EXPORT void tempo_ctx_set_log_fn(struct tempo_ctx* ctx, tempo_log_fn fn, void* data);
+
+/* The context's clock, in ns. */
+TEMPO_EXPORT int64_t tempo_ctx_now(struct tempo_ctx* ctx);
+/* Runs the controller's periodic re-evaluation now. */
+TEMPO_EXPORT int tempo_ctx_tick(struct tempo_ctx* ctx);
+TEMPO_EXPORT int tempo_ctx_stats(struct tempo_ctx* ctx, struct tempo_stats* stats);
+
+/* The sim device only: puts objects on the simulated SSD tier (-EEXIST if one is already
+ * there; nothing is added then), and runs virtual time forward by ns. -EOPNOTSUPP on
+ * other devices. */
+TEMPO_EXPORT int tempo_sim_add_objects(struct tempo_ctx* ctx, const struct tempo_object* objects,
+                                       size_t count);
+TEMPO_EXPORT int tempo_sim_advance(struct tempo_ctx* ctx, int64_t ns);
+
+/* Reports a reusable-KV hit as a PLANNED claim: `objects` is the ordered manifest, ttu_ns
+ * the time until retrieval is expected to begin. No I/O, no reservation. Returns 0 and
+ * the claim in *id; -EINVAL for an empty manifest or a zero-size object. */
+TEMPO_EXPORT int tempo_claim_report(struct tempo_ctx* ctx, const struct tempo_object* objects,
+                                    size_t count, int64_t ttu_ns, tempo_claim_id* id);
+/* A new TTU estimate; ignored once committed. -ENOENT unknown, -EINVAL ended. */
+TEMPO_EXPORT int tempo_claim_revise(struct tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns);
+/* The waiting queue in scheduling order (TEMPO_NO_CLAIM for requests without a claim).
+ * -ENOENT if an id is unknown (nothing changes). */
+TEMPO_EXPORT int tempo_order_update(struct tempo_ctx* ctx, const tempo_claim_id* ids, size_t count);
+/* Retrieval is due: commits now if possible. *outcome is an enum tempo_retrieval.
+ * -ENOENT unknown, -EINVAL ended or transferring, or the claim's error if FAILED. */
+TEMPO_EXPORT int tempo_claim_request_retrieval(struct tempo_ctx* ctx, tempo_claim_id id,
+                                               int* outcome);
+/* Readiness and timing of a claim. -ENOENT unknown. */
+TEMPO_EXPORT int tempo_claim_query(struct tempo_ctx* ctx, tempo_claim_id id,
+                                   struct tempo_claim_info* info);
+/* STAGE_READY -> TRANSFERRING. -EAGAIN still staging, -EINVAL otherwise. */
+TEMPO_EXPORT int tempo_claim_transfer_begin(struct tempo_ctx* ctx, tempo_claim_id id);
+/* TRANSFERRING -> RELEASED: ends the claim's protection. -EINVAL if not transferring
+ * (a second call, for instance). */
+TEMPO_EXPORT int tempo_claim_transfer_end(struct tempo_ctx* ctx, tempo_claim_id id);
+/* Cancels: PLANNED at once; committed claims keep protection until their staging or
+ * transfer ends. -EINVAL ended, -EALREADY already cancelled. */
+TEMPO_EXPORT int tempo_claim_cancel(struct tempo_ctx* ctx, tempo_claim_id id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TEMPO_TEMPO_H */
