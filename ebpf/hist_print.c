@@ -45,7 +45,7 @@ void hist_print(FILE *f, const struct tempo_hist *h, const char *unit)
 		fprintf(f, "     (no events)\n");
 		return;
 	}
-	fprintf(f, "%*s%-*s : count    distribution\n", 14, unit, 12, "");
+	fprintf(f, "%16s%12s : count    distribution\n", unit, "");
 	for (int i = 0; i <= last; i++) {
 		fprintf(f, "%12llu -> %-12llu : %-8llu |", slot_low(i), slot_high(i),
 			(unsigned long long)h->slots[i]);

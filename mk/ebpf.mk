@@ -21,7 +21,7 @@ ebpf-deps:
 	@scripts/deps.sh ebpf
 
 ebpf: ebpf-deps
-	@$(MAKE) --no-print-directory $(addprefix $(EBPF_OUT)/,$(EBPF_TOOLS) probe-driver)
+	@$(MAKE) --no-print-directory $(addprefix $(EBPF_OUT)/,$(EBPF_TOOLS) probe-driver probe-cost)
 
 $(EBPF_OUT)/vmlinux.h:
 	@mkdir -p $(EBPF_OUT)
@@ -38,6 +38,10 @@ $(EBPF_OUT)/%: ebpf/%.c $(EBPF_OUT)/%.skel.h $(EBPF_COMMON) $(EBPF_HDRS)
 	$(EBPF_CC) $(EBPF_CFLAGS) $< $(EBPF_COMMON) -o $@ $(EBPF_LIBS)
 
 $(EBPF_OUT)/probe-driver: tests/ebpf/probe_driver.c libtempo/core/probes.h
+	@mkdir -p $(EBPF_OUT)
+	$(EBPF_CC) $(EBPF_CFLAGS) $< -o $@
+
+$(EBPF_OUT)/probe-cost: tests/ebpf/probe_cost.c libtempo/core/probes.h
 	@mkdir -p $(EBPF_OUT)
 	$(EBPF_CC) $(EBPF_CFLAGS) $< -o $@
 
