@@ -63,7 +63,7 @@ int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
   if (id) *id = cid;
   TEMPO_PROBE_CLAIM_REPORT(cid, c.bytes, c.objects, ttu);
   if (wakeup_) wakeup_();
-  evaluate();
+  evaluate_one(claims_.at(cid));
   return 0;
 }
 
@@ -75,7 +75,7 @@ int Controller::revise(ClaimId id, TimeNs ttu) {
   c->ttu = ttu;
   c->ttu_at = clock_.now();
   TEMPO_PROBE_CLAIM_REVISE(id, ttu);
-  evaluate();
+  evaluate_one(*c);
   return 0;
 }
 
@@ -162,6 +162,20 @@ void Controller::attempt(Claim& c) {
   c.error = r.status;
   set_state(c, ClaimState::kFailed);
   ++stats_.failed;
+}
+
+void Controller::evaluate_one(Claim& c) {
+  // Only this claim's eligibility changed; every other claim was settled by the last pass
+  // (capacity release, staging progress and order changes run full passes). A commit
+  // changes the staging queue, and so others' TTR: then the full pass.
+  if (evaluating_) {
+    again_ = true;
+    return;
+  }
+  if (!eligible(c)) return;
+  const uint64_t before = stats_.committed;
+  attempt(c);
+  if (stats_.committed != before) evaluate();
 }
 
 void Controller::evaluate() {

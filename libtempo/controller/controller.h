@@ -112,6 +112,7 @@ class Controller final : public ProviderListener {
   Claim* find(ClaimId id);
   void set_state(Claim& c, ClaimState to);
   bool eligible(Claim& c);
+  void evaluate_one(Claim& c);
   void attempt(Claim& c);
   void leave_planned(Claim& c);
   void release_claim(Claim& c, ClaimState to);
