@@ -42,29 +42,37 @@ PassWork ExecModel::decode_work(uint64_t batch, uint64_t total_context_tokens) {
   return w;
 }
 
+ExecModel::ExecModel(ModelSpec model, GpuSpec gpu)
+    : model_(std::move(model)), gpu_(std::move(gpu)) {
+  const double layers = model_.num_layers;
+  r_.matmul_flops_per_token = 2.0 * layers * static_cast<double>(model_.layer_matmul_params());
+  r_.logits_flops_per_token = 2.0 * model_.vocab_size * model_.hidden_size;
+  // Q.K^T and P.V: two multiply-adds per head dimension per query-key pair, every layer.
+  r_.attention_flops_per_pair =
+      4.0 * layers * static_cast<double>(model_.num_attention_heads) * model_.head_dim;
+  r_.weight_bytes = static_cast<double>(model_.forward_weight_params()) * model_.weight_bytes;
+  r_.kv_bytes_per_token = static_cast<double>(model_.kv_bytes_per_token());
+  r_.flops = gpu_.effective_flops();
+  r_.hbm_bps = gpu_.effective_hbm_bps();
+  r_.overhead_s = gpu_.iteration_overhead_us * 1e-6;
+}
+
 PassCost ExecModel::cost(const PassWork& w) const {
   PassCost c;
   if (w.tokens == 0) return c;
-  const double flops = gpu_.effective_flops();
-  const double bps = gpu_.effective_hbm_bps();
-  const double layers = model_.num_layers;
-  const double head_dims = static_cast<double>(model_.num_attention_heads) * model_.head_dim;
-  c.matmul_flops =
-      2.0 * static_cast<double>(w.tokens) * layers *
-          static_cast<double>(model_.layer_matmul_params()) +
-      2.0 * static_cast<double>(w.logits_tokens) * model_.vocab_size * model_.hidden_size;
-  // Q.K^T and P.V: two multiply-adds per head dimension per query-key pair, every layer.
-  c.attention_flops = 4.0 * layers * head_dims * w.attention_pairs;
-  c.weight_bytes = static_cast<double>(model_.forward_weight_params()) * model_.weight_bytes;
-  c.kv_bytes = static_cast<double>(w.kv_tokens_read + w.kv_tokens_written) *
-               static_cast<double>(model_.kv_bytes_per_token());
-  c.matmul_s = std::max(c.matmul_flops / flops, c.weight_bytes / bps);
-  c.attention_s = std::max(c.attention_flops / flops, c.kv_bytes / bps);
-  c.overhead_s = gpu_.iteration_overhead_us * 1e-6;
+  c.matmul_flops = static_cast<double>(w.tokens) * r_.matmul_flops_per_token +
+                   static_cast<double>(w.logits_tokens) * r_.logits_flops_per_token;
+  c.attention_flops = r_.attention_flops_per_pair * w.attention_pairs;
+  c.weight_bytes = r_.weight_bytes;
+  c.kv_bytes = static_cast<double>(w.kv_tokens_read + w.kv_tokens_written) * r_.kv_bytes_per_token;
+  c.matmul_s = std::max(c.matmul_flops / r_.flops, c.weight_bytes / r_.hbm_bps);
+  c.attention_s = std::max(c.attention_flops / r_.flops, c.kv_bytes / r_.hbm_bps);
+  c.overhead_s = r_.overhead_s;
   return c;
 }
 
-static TimeNs seconds_to_ns(double s) { return static_cast<TimeNs>(std::llround(s * 1e9)); }
+// Times are never negative: round half up without a libm call.
+static TimeNs seconds_to_ns(double s) { return static_cast<TimeNs>(s * 1e9 + 0.5); }
 
 TimeNs ExecModel::pass_time(const PassWork& w) const { return seconds_to_ns(cost(w).total_s()); }
 
@@ -93,6 +101,45 @@ TimeNs ExecModel::decode_step_time(std::span<const uint64_t> contexts) const {
   uint64_t total = 0;
   for (uint64_t c : contexts) total += c;
   return decode_step_time(contexts.size(), total);
+}
+
+TimeNs ExecModel::decode_steps_time(uint64_t batch, uint64_t total_context_tokens,
+                                    uint64_t steps) const {
+  if (batch == 0 || steps == 0) return 0;
+  // Step j has total context T0 + j*b. Matmuls and overhead are the same every step; the
+  // attention roofline is the larger of two lines in j (FLOPs over pairs T+b, bytes over
+  // T+2b KV tokens), so the sum splits at most once where they cross.
+  const double b = static_cast<double>(batch);
+  const double t0 = static_cast<double>(total_context_tokens);
+  const double matmul_s =
+      std::max(b * (r_.matmul_flops_per_token + r_.logits_flops_per_token) / r_.flops,
+               r_.weight_bytes / r_.hbm_bps);
+  const double flops_per_pair = r_.attention_flops_per_pair / r_.flops;
+  const double bytes_per_token = r_.kv_bytes_per_token / r_.hbm_bps;
+  auto compute = [&](double j) { return flops_per_pair * (t0 + b + j * b); };
+  auto memory = [&](double j) { return bytes_per_token * (t0 + 2 * b + j * b); };
+  // Sum of a line over steps [from, to): count * value(from) + slope * count(count-1)/2.
+  auto line_sum = [&](auto&& line, double from, double to) {
+    const double count = to - from;
+    if (count <= 0) return 0.0;
+    const double slope = line(from + 1) - line(from);
+    return count * line(from) + slope * count * (count - 1) / 2;
+  };
+  const double k = static_cast<double>(steps);
+  const double h0 = compute(0) - memory(0);
+  const double h1 = compute(k - 1) - memory(k - 1);
+  double attention = 0;
+  if (h0 >= 0 && h1 >= 0) {
+    attention = line_sum(compute, 0, k);
+  } else if (h0 <= 0 && h1 <= 0) {
+    attention = line_sum(memory, 0, k);
+  } else {
+    // First step index on the other side of the crossing.
+    const double cross = std::clamp(std::floor(-h0 / ((h1 - h0) / (k - 1))) + 1, 1.0, k - 1);
+    attention = h0 > 0 ? line_sum(compute, 0, cross) + line_sum(memory, cross, k)
+                       : line_sum(memory, 0, cross) + line_sum(compute, cross, k);
+  }
+  return seconds_to_ns(k * (matmul_s + r_.overhead_s) + attention);
 }
 
 TimeNs ExecModel::retrieval_time(uint64_t bytes) const {

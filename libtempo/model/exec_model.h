@@ -48,7 +48,7 @@ struct PassCost {
 class ExecModel {
  public:
   ExecModel() = default;
-  ExecModel(ModelSpec model, GpuSpec gpu) : model_(std::move(model)), gpu_(std::move(gpu)) {}
+  ExecModel(ModelSpec model, GpuSpec gpu);
 
   const ModelSpec& model() const { return model_; }
   const GpuSpec& gpu() const { return gpu_; }
@@ -71,6 +71,10 @@ class ExecModel {
                               uint64_t chunk_tokens) const;
   TimeNs decode_step_time(uint64_t batch, uint64_t total_context_tokens) const;
   TimeNs decode_step_time(std::span<const uint64_t> contexts) const;
+  // `steps` consecutive decode steps of a fixed batch, each growing every context by one
+  // token, in closed form (O(1)); equals the sum of decode_step_time over the steps up to
+  // rounding (at most one nanosecond per step).
+  TimeNs decode_steps_time(uint64_t batch, uint64_t total_context_tokens, uint64_t steps) const;
   // Host-to-GPU transfer of `bytes` over the host link.
   TimeNs retrieval_time(uint64_t bytes) const;
   // The same transfer when the source is slower than the host link (e.g. a CXL x8 memory
@@ -83,8 +87,21 @@ class ExecModel {
   uint64_t kv_cache_capacity_tokens(double memory_fraction) const;
 
  private:
+  // Per-unit costs derived once from the two specs (a TTU pass asks thousands of times).
+  struct Rates {
+    double matmul_flops_per_token = 0;  // all layers
+    double logits_flops_per_token = 0;
+    double attention_flops_per_pair = 0;
+    double weight_bytes = 0;  // read once per pass
+    double kv_bytes_per_token = 0;
+    double flops = 1;  // effective FLOP/s
+    double hbm_bps = 1;
+    double overhead_s = 0;
+  };
+
   ModelSpec model_;
   GpuSpec gpu_;
+  Rates r_;
 };
 
 // Where model and GPU definitions live: $TEMPO_DATA_DIR, else the source tree's data/

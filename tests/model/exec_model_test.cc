@@ -85,6 +85,51 @@ TEST(ExecModel, DecodeIsMemoryBoundOnAFastCore) {
   EXPECT_EQ(em.decode_step_time(2, 10), 4'928'000 + 896'000 + 100'000);
 }
 
+TEST(ExecModel, DecodeStepsInClosedForm) {
+  const ExecModel em(tiny_model(), slow_gpu());
+  // Batch 2 from 10 context tokens, 3 steps: contexts 10, 12, 14 (compute-bound attention):
+  // 3 x (9.856 + 0.1) ms + (768 + 896 + 1024) FLOPs / 5e5.
+  EXPECT_EQ(em.decode_steps_time(2, 10, 3), 3 * 9'956'000 + 5'376'000);
+  EXPECT_EQ(em.decode_steps_time(2, 10, 1), em.decode_step_time(2, 10));
+  EXPECT_EQ(em.decode_steps_time(2, 10, 0), 0);
+  EXPECT_EQ(em.decode_steps_time(0, 10, 5), 0);
+}
+
+// Against the step-by-step sum on the shipped models, where decode attention crosses from
+// compute-bound to memory-bound as context grows (or stays on one side).
+TEST(ExecModel, DecodeStepsMatchesStepByStep) {
+  for (const char* name : {"llama-3.1-8b-instruct", "qwen2.5-14b-instruct"}) {
+    ExecModel em;
+    std::string err;
+    ASSERT_EQ(load_exec_model(name, "h100-pcie-80gb", &em, &err), 0) << err;
+    for (uint64_t batch : {1u, 4u, 64u}) {
+      for (uint64_t ctx : {0u, 1000u, 100000u}) {
+        TimeNs loop = 0;
+        for (uint64_t j = 0; j < 500; ++j) loop += em.decode_step_time(batch, ctx + j * batch);
+        EXPECT_NEAR(static_cast<double>(em.decode_steps_time(batch, ctx, 500)),
+                    static_cast<double>(loop), 500.0)
+            << name << " batch " << batch << " ctx " << ctx;
+      }
+    }
+  }
+}
+
+// Attention that changes side within the run: per query-key pair 64 FLOPs at 5e5 FLOP/s
+// (128 us), per KV token 32 bytes at 2.6e5 B/s (123 us). A batch-1 step costs
+// max(128 (T+1), 123 (T+2)) us: memory-bound up to T = 24, compute-bound after.
+TEST(ExecModel, DecodeStepsAcrossTheCrossing) {
+  ModelSpec m = tiny_model();
+  GpuSpec g = slow_gpu();
+  // Per pair: 64 FLOPs at 5e5 = 128 us; per KV token: 32 B at B. With B = 2.5e5 B/s a KV
+  // token costs 128 us too, so (T+b) vs (T+2b) makes memory win; make memory win only
+  // through the +b term by a slightly faster HBM: 32 B at 2.6e5 B/s = 123.08 us.
+  g.hbm_bandwidth_gbps = 5.2e-4;  // x 0.5 efficiency = 2.6e5 B/s
+  const ExecModel em(m, g);
+  TimeNs loop = 0;
+  for (uint64_t j = 0; j < 40; ++j) loop += em.decode_step_time(1, j);
+  EXPECT_NEAR(static_cast<double>(em.decode_steps_time(1, 0, 40)), static_cast<double>(loop), 40.0);
+}
+
 TEST(ExecModel, MixedPassReadsWeightsOnce) {
   const ExecModel em(tiny_model(), slow_gpu());
   const PassWork mixed = ExecModel::prefill_work(4, 2) + ExecModel::decode_work(2, 10);

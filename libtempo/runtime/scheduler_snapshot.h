@@ -1,0 +1,46 @@
+// A bounded, read-only view of the serving engine's scheduler, taken after a scheduling
+// iteration: what the TTU estimator projects from. Spans point into the caller's storage.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "core/time.h"
+
+namespace tempo {
+
+using ClaimId = uint64_t;
+
+// A request holding one of the engine's active-sequence slots.
+struct RunningRequest {
+  uint64_t prompt_tokens_done = 0;       // prompt tokens whose KV is on the GPU
+  uint64_t prompt_tokens_remaining = 0;  // prompt tokens still to prefill
+  uint32_t tokens_generated = 0;         // output tokens so far (n)
+  uint64_t context_tokens = 0;           // tokens in its KV now
+  // KV still to retrieve before its prefill can run (admitted, retrieval not finished), and
+  // how long from now until that retrieval can start (its staging), if known.
+  uint64_t retrieval_bytes_remaining = 0;
+  TimeNs ready_in = 0;
+};
+
+// A request in the waiting queue; the queue is given in scheduling (FCFS) order.
+struct WaitingRequest {
+  uint64_t uncached_prompt_tokens = 0;  // to prefill after retrieval
+  uint64_t cached_prompt_tokens = 0;    // matched prefix whose KV is retrieved
+  std::optional<ClaimId> claim;         // the staging claim of its matched KV, if any
+  uint64_t retrieval_bytes = 0;         // KV bytes to move fast tier -> GPU
+  // Known time from now until its KV is stage-ready (0: ready, or nothing known). Delays
+  // this request's retrieval for the requests behind it; never its own TTU, which assumes
+  // its KV is stage-ready.
+  TimeNs ready_in = 0;
+};
+
+struct SchedulerSnapshot {
+  std::span<const RunningRequest> running;
+  std::span<const WaitingRequest> waiting;
+  uint32_t max_active = 4;          // the engine's active-sequence limit (vLLM max_num_seqs)
+  uint32_t generation_limit = 128;  // max output tokens per request
+};
+
+}  // namespace tempo

@@ -1,0 +1,236 @@
+#include "runtime/ttu_estimator.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "model/exec_model.h"
+
+namespace tempo {
+namespace {
+
+constexpr TimeNs kMs = kNsPerMs;
+constexpr TimeNs kUs = kNsPerUs;
+
+// Costs simple enough to follow by hand, in whole microseconds:
+//   prefill(n, c)   = 1 ms per new token + 10 us per context token
+//   decode(b, T)    = 10 ms + 1 ms per sequence + 10 us per context token
+//   retrieval(B)    = 1 us per byte
+class HandCosts final : public StepCosts {
+ public:
+  TimeNs prefill_time(uint64_t n, uint64_t c) const override {
+    return static_cast<TimeNs>(n) * kMs + static_cast<TimeNs>(c) * 10 * kUs;
+  }
+  TimeNs decode_step_time(uint64_t b, uint64_t t) const override {
+    return 10 * kMs + static_cast<TimeNs>(b) * kMs + static_cast<TimeNs>(t) * 10 * kUs;
+  }
+  TimeNs retrieval_time(uint64_t bytes) const override { return static_cast<TimeNs>(bytes) * kUs; }
+};
+
+RunningRequest decoding(uint64_t context, uint32_t generated) {
+  RunningRequest r;
+  r.prompt_tokens_done = context - generated;
+  r.tokens_generated = generated;
+  r.context_tokens = context;
+  return r;
+}
+
+WaitingRequest waiting(std::optional<ClaimId> claim, uint64_t uncached, uint64_t cached,
+                       uint64_t bytes, TimeNs ready_in = 0) {
+  WaitingRequest w;
+  w.claim = claim;
+  w.uncached_prompt_tokens = uncached;
+  w.cached_prompt_tokens = cached;
+  w.retrieval_bytes = bytes;
+  w.ready_in = ready_in;
+  return w;
+}
+
+struct Fixture {
+  std::vector<RunningRequest> running;
+  std::vector<WaitingRequest> queue;
+  uint32_t max_active = 1;
+  uint32_t limit = 8;
+  OutputLengthHistory history;
+  HandCosts costs;
+
+  std::vector<ClaimTtu> run(int expect_rc = 0) {
+    SchedulerSnapshot s{running, queue, max_active, limit};
+    std::vector<ClaimTtu> out;
+    EXPECT_EQ(estimate_ttu(s, costs, history, &out), expect_rc);
+    return out;
+  }
+};
+
+TEST(TtuEstimator, OneRunningOneWaiting) {
+  Fixture f;
+  f.running = {decoding(102, 2)};
+  f.queue = {waiting(7, 10, 200, 2000)};
+  // No history: the running request goes to the limit, 6 more decode steps over contexts
+  // 102..107: 6 x 11 ms + (1.02 + ... + 1.07) ms. Then its slot frees.
+  auto out = f.run();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].claim, 7u);
+  EXPECT_EQ(out[0].queue_position, 0u);
+  EXPECT_EQ(out[0].ttu, 72'270 * kUs);
+
+  // With a free slot the request is admitted now and its retrieval starts before the
+  // batch's next decode step.
+  f.max_active = 2;
+  EXPECT_EQ(f.run()[0].ttu, 0);
+}
+
+TEST(TtuEstimator, SlotsFreeOnOneSharedTimeline) {
+  Fixture f;
+  f.max_active = 2;
+  f.running = {decoding(100, 6), decoding(50, 3)};  // 2 and 5 steps left (limit 8)
+  f.queue = {waiting(11, 10, 200, 2000), waiting(12, 20, 100, 1000), waiting(std::nullopt, 5, 0, 0),
+             waiting(14, 1, 0, 0)};
+  auto out = f.run();
+  ASSERT_EQ(out.size(), 3u);
+  // Two steps of the batch of two (contexts 150, 152): 13.5 + 13.52 ms. A leaves.
+  EXPECT_EQ(out[0].claim, 11u);
+  EXPECT_EQ(out[0].ttu, 27'020 * kUs);
+  // Claim 11: retrieval 2 ms + prefill 10 + 2 ms; it decodes with B (3 steps left) over
+  // contexts 262, 264, 266: 36 + 7.92 ms. B leaves.
+  EXPECT_EQ(out[1].claim, 12u);
+  EXPECT_EQ(out[1].queue_position, 1u);
+  EXPECT_EQ(out[1].ttu, (27'020 + 14'000 + 43'920) * kUs);
+  // Claim 12: 1 + 21 ms; 4 steps with 11 over 333..339: 48 + 13.44 ms; 11 leaves. The
+  // unclaimed request: prefill 5 ms; 3 steps with 12 over 129..133: 36 + 3.93 ms.
+  EXPECT_EQ(out[2].claim, 14u);
+  EXPECT_EQ(out[2].queue_position, 3u);
+  EXPECT_EQ(out[2].ttu, (84'940 + 22'000 + 61'440 + 5'000 + 39'930) * kUs);
+}
+
+TEST(TtuEstimator, PrecedingRetrievalAndPrefillCount) {
+  Fixture f;
+  f.max_active = 4;
+  f.queue = {waiting(1, 10, 300, 3000), waiting(2, 50, 0, 0)};
+  auto out = f.run();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].ttu, 0);
+  EXPECT_EQ(out[1].ttu, (3'000 + 10'000 + 3'000) * kUs);  // retrieval, then prefill of 1
+}
+
+TEST(TtuEstimator, OutputLengthConditioning) {
+  Fixture f;
+  f.limit = 16;
+  f.running = {decoding(100, 5)};
+  f.queue = {waiting(9, 1, 0, 0)};
+  // No history: 11 steps to the limit over contexts 100..110.
+  EXPECT_EQ(f.run()[0].ttu, (11 * 11'000 + 11'550) * kUs);
+  // Completed outputs 4, 6, 10: with 5 generated, mean(6-5, 10-5) = 3 steps: 100..102.
+  for (uint32_t n : {4u, 6u, 10u}) f.history.record(n);
+  EXPECT_EQ(f.run()[0].ttu, (3 * 11'000 + 3'030) * kUs);
+}
+
+TEST(TtuEstimator, GenerationCapBoundsThePrediction) {
+  Fixture f;
+  f.history.record(100);
+  f.running = {decoding(102, 2)};
+  f.queue = {waiting(7, 10, 200, 2000)};
+  // 98 more predicted, but the limit of 8 leaves 6: the same as with no history.
+  EXPECT_EQ(f.run()[0].ttu, 72'270 * kUs);
+}
+
+TEST(TtuEstimator, NewRequestsUseTheHistoryToo) {
+  Fixture f;
+  f.history.record(3);  // a new request generates 3: its prefill's token + 2 decode steps
+  f.queue = {waiting(1, 10, 0, 0), waiting(2, 1, 0, 0)};
+  auto out = f.run();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].ttu, 0);
+  // Prefill 10 ms, then decode steps over contexts 10, 11: 11.1 + 11.11 ms.
+  EXPECT_EQ(out[1].ttu, (10'000 + 22'210) * kUs);
+}
+
+TEST(TtuEstimator, RunningPrefillRunsFirst) {
+  Fixture f;
+  f.max_active = 2;
+  RunningRequest r;
+  r.prompt_tokens_remaining = 1000;
+  f.running = {r};
+  f.queue = {waiting(5, 1, 0, 0)};
+  EXPECT_EQ(f.run()[0].ttu, 1000 * kMs);
+}
+
+TEST(TtuEstimator, KnownStagingOfAPrecedingRequest) {
+  Fixture f;
+  f.max_active = 4;
+  f.queue = {waiting(1, 10, 300, 3000, 50 * kMs), waiting(2, 10, 100, 1000), waiting(3, 1, 0, 0)};
+  auto out = f.run();
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].ttu, 0);  // its own staging is assumed done
+  EXPECT_EQ(out[1].ttu, 0);  // goes ahead while claim 1 waits for its KV
+  EXPECT_EQ(out[2].ttu, (1'000 + 11'000) * kUs);
+
+  // With one slot, claim 1 holds it: nothing runs until its KV is ready at 50 ms; then
+  // 3 + 13 ms, and 7 decode steps over contexts 310..316: 77 + 21.91 ms.
+  f.max_active = 1;
+  out = f.run();
+  EXPECT_EQ(out[0].ttu, 0);
+  EXPECT_EQ(out[1].ttu, (50'000 + 16'000 + 98'910) * kUs);
+}
+
+TEST(TtuEstimator, OnlyClaimsAreReported) {
+  Fixture f;
+  f.queue = {waiting(std::nullopt, 1, 0, 0)};
+  EXPECT_TRUE(f.run().empty());
+  f.queue.clear();
+  EXPECT_TRUE(f.run().empty());
+}
+
+TEST(TtuEstimator, RejectsSnapshotsItCannotProject) {
+  Fixture f;
+  f.queue = {waiting(1, 1, 0, 0)};
+  f.max_active = 0;
+  EXPECT_TRUE(f.run(-EINVAL).empty());
+  f.max_active = 1;
+  f.limit = 0;
+  f.run(-EINVAL);
+  f.limit = 8;
+  f.running = {decoding(10, 1), decoding(10, 1)};  // more running than slots
+  f.run(-EINVAL);
+  RunningRequest r;
+  r.prompt_tokens_remaining = 5;
+  r.tokens_generated = 1;  // output before its prompt is prefilled
+  f.running = {r};
+  f.run(-EINVAL);
+  f.running.clear();
+  f.queue = {waiting(1, 1, 0, 0, -1)};
+  f.run(-EINVAL);
+  f.queue = {waiting(1, 1, 0, 0, kNever)};
+  f.run(-EINVAL);
+}
+
+// Wired to the execution-time model: the projection is the model's own step times.
+TEST(TtuEstimator, OnTheExecutionModel) {
+  ExecModel em;
+  std::string err;
+  ASSERT_EQ(load_exec_model("llama-3.1-8b-instruct", "h100-pcie-80gb", &em, &err), 0) << err;
+  const ExecModelCosts costs(em);
+  const std::vector<RunningRequest> running = {decoding(20'000, 100)};
+  const std::vector<WaitingRequest> queue = {
+      waiting(1, 100, 32'768, 32'768 * em.kv_bytes_per_token()), waiting(2, 100, 0, 0)};
+  const OutputLengthHistory history;
+  std::vector<ClaimTtu> out;
+  ASSERT_EQ(estimate_ttu({running, queue, 1, 128}, costs, history, &out), 0);
+  ASSERT_EQ(out.size(), 2u);
+  const TimeNs first = em.decode_steps_time(1, 20'000, 28);
+  EXPECT_EQ(out[0].ttu, first);
+  const TimeNs second = first + em.retrieval_time(32'768 * em.kv_bytes_per_token()) +
+                        em.prefill_time(100, 32'768) + em.decode_steps_time(1, 32'868, 127);
+  EXPECT_EQ(out[1].ttu, second);
+  // A CXL x8 source at 25 GB/s slows the preceding retrieval, not the first TTU.
+  const ExecModelCosts cxl(em, 25e9);
+  ASSERT_EQ(estimate_ttu({running, queue, 1, 128}, cxl, history, &out), 0);
+  EXPECT_EQ(out[0].ttu, first);
+  EXPECT_EQ(out[1].ttu - second, em.retrieval_time(32'768 * em.kv_bytes_per_token(), 25e9) -
+                                     em.retrieval_time(32'768 * em.kv_bytes_per_token()));
+}
+
+}  // namespace
+}  // namespace tempo
