@@ -188,8 +188,11 @@ int main(int argc, char **argv)
 	if (err < 0)
 		goto out;
 
-	fprintf(stderr, "tempostat: tracing %d tempo USDT probes%s; Ctrl-C to end\n", err,
-		kernel ? " and tempo.ko's tracepoints" : "");
+	if (err)
+		fprintf(stderr, "%s: tracing %d tempo USDT probes%s; Ctrl-C to end\n", o.name, err,
+			kernel ? " and tempo.ko's tracepoints" : "");
+	else
+		fprintf(stderr, "%s: tracing tempo.ko's tracepoints; Ctrl-C to end\n", o.name);
 	if (!o.json)
 		print_header(kernel);
 	for (;;) {

@@ -1,6 +1,7 @@
 # eBPF observability (ebpf/): libbpf CO-RE tools tempostat and tempomargin, their host test.
 #   make ebpf       build the tools into $(EBPF_OUT) (vmlinux.h generated from the running kernel)
 #   make test-ebpf  run tests/ebpf/run.py (needs root; mounts tracefs if needed)
+#   make test-ebpf-vm  the tools on tempo.ko's tracepoints in a QEMU guest (tests/ebpf/vm_kstage.sh)
 EBPF_OUT    ?= build-ebpf
 EBPF_TOOLS  := tempostat tempomargin
 EBPF_CLANG  ?= clang
@@ -14,7 +15,7 @@ EBPF_LIBS   := -lbpf -lelf -lz
 EBPF_COMMON := ebpf/tool.c ebpf/hist_print.c
 EBPF_HDRS   := $(wildcard ebpf/*.h)
 
-.PHONY: ebpf test-ebpf ebpf-deps
+.PHONY: ebpf test-ebpf test-ebpf-vm ebpf-deps
 .SECONDARY:
 
 ebpf-deps:
@@ -47,3 +48,7 @@ $(EBPF_OUT)/probe-cost: tests/ebpf/probe_cost.c libtempo/core/probes.h
 
 test-ebpf: ebpf
 	@$(PY) tests/ebpf/run.py $(EBPF_OUT)
+
+# tempo.ko comes from `make kmod` (build-kmod/), the guest kernel from the kmod deps.
+test-ebpf-vm: ebpf kmod
+	@tests/ebpf/vm_kstage.sh $(EBPF_OUT) $(KMOD_BUILD)/tempo.ko
