@@ -1,0 +1,601 @@
+#include "uring/uring_device.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "store/checksum.h"
+
+namespace tempo {
+namespace {
+
+// io_uring registers at most 1 GiB per fixed buffer: the arena is registered in pieces.
+constexpr uint64_t kMaxRegisteredBuffer = 1ull << 30;
+
+}  // namespace
+
+UringDevice::UringDevice(ObjectStore& store, const UringDeviceOptions& options, const Clock& clock)
+    : store_(store), options_(options), clock_(clock) {}
+
+int UringDevice::create(ObjectStore& store, const UringDeviceOptions& options, const Clock& clock,
+                        std::unique_ptr<UringDevice>* out, std::string* error) {
+  if (options.queue_depth == 0 || options.request_bytes == 0 ||
+      options.request_bytes % kFastTierUnit != 0 || options.dax_granule_bytes == 0 ||
+      options.dax_granule_bytes % kFastTierUnit != 0) {
+    *error = "queue_depth must be positive; request_bytes and dax_granule_bytes multiples of 4 KiB";
+    return -EINVAL;
+  }
+  std::unique_ptr<UringDevice> d(new UringDevice(store, options, clock));
+  d->policy_ = make_eviction_policy(options.eviction);
+  if (!d->policy_) {
+    *error = "unknown eviction policy \"" + options.eviction + "\"";
+    return -EINVAL;
+  }
+  int ret = FastTier::create(options.fast_tier, &d->fast_, error);
+  if (ret < 0) return ret;
+  d->event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (d->event_fd_ < 0) {
+    *error = std::string("eventfd: ") + std::strerror(errno);
+    return -errno;
+  }
+  ret = IoRing::create(options.queue_depth, &d->ring_);
+  if (ret == 0) ret = d->ring_->register_eventfd(d->event_fd_);
+  if (ret < 0) {
+    *error = std::string("io_uring setup: ") + std::strerror(-ret);
+    return ret;
+  }
+  if (options.register_buffers) {
+    const FastTierRegion& r = d->fast_->region();
+    std::vector<iovec> iovs;
+    for (uint64_t off = 0; off < r.size(); off += kMaxRegisteredBuffer)
+      iovs.push_back(iovec{r.base() + off, std::min(kMaxRegisteredBuffer, r.size() - off)});
+    // Where pinning is refused (memlock limit, some DAX mappings) plain reads still work.
+    if (d->ring_->register_buffers(iovs) == 0) {
+      d->buffer_chunk_ = kMaxRegisteredBuffer;
+      d->ustats_.registered_buffers = true;
+    }
+  }
+  *out = std::move(d);
+  return 0;
+}
+
+UringDevice::~UringDevice() {
+  {
+    std::lock_guard lock(mu_);
+    ring_.reset();  // waits for reads still in flight
+    for (auto& [id, op] : ops_) store_.release(op.info);
+  }
+  if (event_fd_ >= 0) close(event_fd_);
+}
+
+DeviceInfo UringDevice::info() const {
+  return DeviceInfo{"uring", fast_->capacity(), options_.queue_depth, options_.staging_rate_bps,
+                    options_.demand_rate_bps};
+}
+
+DeviceStats UringDevice::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+UringDeviceStats UringDevice::uring_stats() const {
+  std::lock_guard lock(mu_);
+  return ustats_;
+}
+
+FastTierStats UringDevice::fast_tier_stats() const {
+  std::lock_guard lock(mu_);
+  return fast_->stats();
+}
+
+void UringDevice::set_observer(DeviceObserver* observer) {
+  std::lock_guard lock(dispatch_mu_);
+  observer_ = observer;
+}
+
+void UringDevice::set_fault_hook(IoFaultHook hook) {
+  std::lock_guard lock(mu_);
+  ring_->set_fault_hook(std::move(hook));
+}
+
+int64_t UringDevice::object_size(ObjectKey key) const {
+  auto info = store_.lookup(key);
+  return info ? static_cast<int64_t>(info->size) : -ENOENT;
+}
+
+Residency UringDevice::residency(ObjectKey key) const {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  return it == entries_.end() ? Residency::kAbsent : it->second.state;
+}
+
+uint32_t UringDevice::pin_count(ObjectKey key) const {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  return it == entries_.end() ? 0 : it->second.pins;
+}
+
+void UringDevice::signal() {
+  const uint64_t one = 1;
+  // The counter saturating would mean the loop is not reading: nothing more to do then.
+  [[maybe_unused]] ssize_t n = write(event_fd_, &one, sizeof(one));
+}
+
+void UringDevice::post_locked(Event ev) {
+  events_.push_back(std::move(ev));
+  signal();
+}
+
+void UringDevice::evict_locked(ObjectKey key, Entry& e) {
+  policy_->remove(key);
+  const bool was_resident = e.state == Residency::kResident;
+  fast_->release(e.bytes, e.extents);
+  if (was_resident) {
+    stats_.resident_bytes -= e.bytes;
+    ++stats_.evictions;
+    stats_.evicted_bytes += e.bytes;
+  }
+  entries_.erase(key);
+  // A partly fetched dax-l1 object was never reported resident.
+  if (was_resident) post_locked(Event{Event::Kind::kEvicted, {}, key, {}, 0});
+}
+
+bool UringDevice::make_room_locked(uint64_t bytes) {
+  const uint64_t need = fast_->footprint(bytes);
+  if (need > fast_->capacity()) return false;
+  while (fast_->free_bytes() < need) {
+    auto victim = policy_->pick_victim();
+    if (!victim) return false;
+    evict_locked(*victim, entries_.at(*victim));
+  }
+  return true;
+}
+
+void UringDevice::drop_entry_locked(ObjectKey key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  policy_->remove(key);
+  fast_->release(it->second.bytes, it->second.extents);
+  entries_.erase(it);
+}
+
+int UringDevice::stage(ObjectKey key) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  if (it != entries_.end() && it->second.state != Residency::kAbsent) return -EBUSY;
+  ObjectInfo info;
+  int ret = store_.acquire(key, &info);
+  if (ret < 0) return ret;
+  // A partly fetched dax-l1 copy is superseded by the staged one.
+  drop_entry_locked(key);
+  std::vector<Extent> extents;
+  if (!make_room_locked(info.size) || fast_->allocate(info.size, &extents) < 0) {
+    store_.release(info);
+    return -ENOSPC;
+  }
+  Entry& e = entries_[key];
+  e.bytes = info.size;
+  e.state = Residency::kStaging;
+  e.pins = 1;
+  e.extents = extents;
+  ++stats_.pins;
+  stats_.pinned_bytes += info.size;
+  stats_.resident_bytes += info.size;
+
+  const uint64_t id = next_op_id_++;
+  Op& op = ops_[id];
+  op.kind = Op::Kind::kStage;
+  op.key = key;
+  op.info = info;
+  op.extents = std::move(extents);
+  op.length = fast_->footprint(info.size);
+  op.submitted = clock_.now();
+  stage_queue_.push_back(id);
+  pump_locked();
+  return 0;
+}
+
+int UringDevice::pin(ObjectKey key) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return store_.lookup(key) ? -EAGAIN : -ENOENT;
+  Entry& e = it->second;
+  if (e.state != Residency::kResident) return -EAGAIN;
+  if (e.pins == 0) {
+    policy_->remove(key);
+    stats_.pinned_bytes += e.bytes;
+  }
+  ++e.pins;
+  ++stats_.pins;
+  return 0;
+}
+
+int UringDevice::unpin(ObjectKey key) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return store_.lookup(key) ? -EINVAL : -ENOENT;
+  Entry& e = it->second;
+  if (e.pins == 0) return -EINVAL;
+  --e.pins;
+  --stats_.pins;
+  if (e.pins == 0) {
+    stats_.pinned_bytes -= e.bytes;
+    if (e.state == Residency::kResident) policy_->add(key, e.bytes, clock_.now());
+  }
+  return 0;
+}
+
+int UringDevice::demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) {
+  std::lock_guard lock(mu_);
+  std::vector<ObjectInfo> infos;
+  for (ObjectKey k : keys) {
+    auto it = entries_.find(k);
+    if (it != entries_.end() && it->second.state == Residency::kResident) continue;
+    ObjectInfo info;
+    int ret = store_.acquire(k, &info);
+    if (ret < 0) {
+      for (const ObjectInfo& i : infos) store_.release(i);
+      return ret;
+    }
+    infos.push_back(info);
+  }
+  ++stats_.demand_reads;
+  auto group = std::make_shared<DemandGroup>();
+  group->done = std::move(done);
+  group->outstanding = static_cast<uint32_t>(infos.size());
+  for (ObjectKey k : keys) {
+    auto it = entries_.find(k);
+    if (it != entries_.end() && it->second.state == Residency::kResident)
+      policy_->record_access(k, clock_.now());
+  }
+  if (infos.empty()) {
+    post_locked(Event{Event::Kind::kDemandDone, {}, 0, std::move(group->done), 0});
+    return 0;
+  }
+  for (ObjectInfo& info : infos) {
+    const uint64_t id = next_op_id_++;
+    Op& op = ops_[id];
+    op.kind = Op::Kind::kDemand;
+    op.key = info.key;
+    op.info = info;
+    op.length = fast_->footprint(info.size);
+    op.bounce = make_aligned_buffer(op.length);
+    op.group = group;
+    op.submitted = clock_.now();
+    stats_.demand_bytes += info.size;
+    if (!op.bounce) {
+      op.error = -ENOMEM;
+      finish_op_locked(id);
+      continue;
+    }
+    demand_queue_.push_back(id);
+  }
+  pump_locked();
+  return 0;
+}
+
+std::byte* UringDevice::fast_ptr_locked(const std::vector<Extent>& extents, uint64_t pos,
+                                        uint64_t* contiguous) const {
+  for (const Extent& x : extents) {
+    if (pos < x.len) {
+      *contiguous = x.len - pos;
+      return fast_->at(x.offset + pos);
+    }
+    pos -= x.len;
+  }
+  *contiguous = 0;
+  return nullptr;
+}
+
+int UringDevice::buffer_index(const std::byte* p) const {
+  if (buffer_chunk_ == 0) return -1;
+  return static_cast<int>(static_cast<uint64_t>(p - fast_->region().base()) / buffer_chunk_);
+}
+
+// Hands the op's next read to the ring: false when the ring is full.
+bool UringDevice::issue_one_locked(Op& op, uint64_t op_id) {
+  IoRequest req;
+  req.op = IoRequest::Op::kRead;
+  req.fd = store_.data_fd();
+  req.offset = op.info.offset + op.issued;
+  req.tag = op_id;
+  uint64_t len = std::min<uint64_t>(options_.request_bytes, op.length - op.issued);
+  if (op.kind == Op::Kind::kStage) {
+    uint64_t contiguous = 0;
+    std::byte* p = fast_ptr_locked(op.extents, op.issued, &contiguous);
+    len = std::min(len, contiguous);
+    if (buffer_chunk_ > 0) {
+      // A fixed read must stay inside one registered buffer.
+      const uint64_t in_chunk = static_cast<uint64_t>(p - fast_->region().base()) % buffer_chunk_;
+      len = std::min(len, buffer_chunk_ - in_chunk);
+    }
+    req.buf = p;
+    req.buf_index = buffer_index(p);
+  } else {
+    req.buf = op.bounce.get() + op.issued;
+  }
+  req.len = static_cast<uint32_t>(len);
+  if (ring_->prepare(req) < 0) return false;
+  op.issued += len;
+  ++op.inflight;
+  return true;
+}
+
+void UringDevice::pump_locked() {
+  bool queued = false;
+  while (!retries_.empty() && ring_->prepare(retries_.front()) == 0) {
+    retries_.pop_front();
+    queued = true;
+  }
+  for (auto* q : {&demand_queue_, &stage_queue_}) {
+    while (retries_.empty() && !q->empty()) {
+      const uint64_t id = q->front();
+      Op& op = ops_.at(id);
+      if (op.error != 0 || op.issued == op.length) {
+        q->pop_front();
+        continue;
+      }
+      if (!issue_one_locked(op, id)) break;
+      queued = true;
+    }
+  }
+  if (queued) ring_->submit();
+}
+
+void UringDevice::on_completion_locked(const IoRequest& req, int res) {
+  ++ustats_.requests;
+  auto it = ops_.find(req.tag);
+  Op& op = it->second;
+  --op.inflight;
+  if (res < 0) {
+    ++ustats_.read_errors;
+    if (op.error == 0) op.error = res;
+  } else if (static_cast<uint32_t>(res) < req.len) {
+    ++ustats_.short_reads;
+    if (res == 0) {
+      // No progress: the data file ends before the catalog says the object does.
+      if (op.error == 0) op.error = -EIO;
+    } else if (op.error == 0) {
+      retries_.push_back(io_remainder(req, static_cast<uint32_t>(res)));
+      ++op.inflight;  // the retry belongs to the op until it completes
+    }
+  }
+  if (op.inflight == 0 && (op.error != 0 || op.issued == op.length)) finish_op_locked(req.tag);
+}
+
+void UringDevice::finish_op_locked(uint64_t op_id) {
+  auto it = ops_.find(op_id);
+  Op& op = it->second;
+  if (op.kind == Op::Kind::kStage)
+    finish_stage_locked(op);
+  else
+    finish_demand_locked(op);
+  store_.release(op.info);
+  ops_.erase(it);
+}
+
+void UringDevice::finish_stage_locked(Op& op) {
+  Entry& e = entries_.at(op.key);
+  int status = op.error;
+  if (status == 0 && options_.verify_checksums) {
+    Checksum64Stream sum;
+    uint64_t left = op.info.size;
+    for (const Extent& x : op.extents) {
+      const uint64_t n = std::min(left, x.len);
+      sum.update(fast_->at(x.offset), n);
+      left -= n;
+    }
+    if (sum.digest() != op.info.checksum) {
+      status = -EBADMSG;
+      ++ustats_.checksum_errors;
+      store_.quarantine(op.info, -EBADMSG, "staged bytes fail the object checksum");
+    }
+  }
+  StageCompletion c{op.key, op.info.size, status, op.submitted, clock_.now()};
+  if (status < 0) {
+    ++stats_.stage_errors;
+    if (e.pins > 0) {
+      stats_.pins -= e.pins;
+      stats_.pinned_bytes -= e.bytes;
+    }
+    stats_.resident_bytes -= e.bytes;
+    fast_->release(e.bytes, e.extents);
+    entries_.erase(op.key);
+  } else {
+    e.state = Residency::kResident;
+    ++stats_.staged_ops;
+    stats_.staged_bytes += e.bytes;
+    if (e.pins == 0) policy_->add(op.key, e.bytes, clock_.now());
+  }
+  post_locked(Event{Event::Kind::kStage, c, op.key, {}, status});
+}
+
+void UringDevice::finish_demand_locked(Op& op) {
+  int status = op.error;
+  if (status == 0 && options_.verify_checksums &&
+      checksum64(op.bounce.get(), op.info.size) != op.info.checksum) {
+    status = -EBADMSG;
+    ++ustats_.checksum_errors;
+    store_.quarantine(op.info, -EBADMSG, "demand-read bytes fail the object checksum");
+  }
+  if (status == 0 && !entries_.contains(op.key) && make_room_locked(op.info.size)) {
+    // Cached unpinned afterwards, as the memory path would leave it.
+    std::vector<Extent> extents;
+    if (fast_->allocate(op.info.size, &extents) == 0) {
+      uint64_t copied = 0;
+      for (const Extent& x : extents) {
+        const uint64_t n = std::min(op.length - copied, x.len);
+        std::memcpy(fast_->at(x.offset), op.bounce.get() + copied, n);
+        copied += n;
+      }
+      Entry& e = entries_[op.key];
+      e.bytes = op.info.size;
+      e.state = Residency::kResident;
+      e.extents = std::move(extents);
+      stats_.resident_bytes += e.bytes;
+      policy_->add(op.key, e.bytes, clock_.now());
+      post_locked(Event{Event::Kind::kResident, {}, op.key, {}, 0});
+    }
+  }
+  DemandGroup& g = *op.group;
+  if (status < 0 && g.status == 0) g.status = status;
+  if (--g.outstanding == 0)
+    post_locked(Event{Event::Kind::kDemandDone, {}, 0, std::move(g.done), g.status});
+}
+
+int UringDevice::process_completions() {
+  std::lock_guard dispatch(dispatch_mu_);
+  std::vector<Event> events;
+  {
+    std::lock_guard lock(mu_);
+    uint64_t counter;
+    [[maybe_unused]] ssize_t n = read(event_fd_, &counter, sizeof(counter));
+    while (ring_->in_flight() > 0) {
+      const int reaped =
+          ring_->reap(0, [this](const IoRequest& req, int res) { on_completion_locked(req, res); });
+      if (reaped <= 0) break;
+      pump_locked();
+    }
+    pump_locked();
+    events.swap(events_);
+  }
+  for (Event& ev : events) {
+    switch (ev.kind) {
+      case Event::Kind::kStage:
+        if (observer_) observer_->on_stage_complete(ev.completion);
+        break;
+      case Event::Kind::kResident:
+        if (observer_) observer_->on_resident(ev.key);
+        break;
+      case Event::Kind::kEvicted:
+        if (observer_) observer_->on_evicted(ev.key);
+        break;
+      case Event::Kind::kDemandDone:
+        if (ev.done) ev.done(ev.status);
+        break;
+    }
+  }
+  return static_cast<int>(events.size());
+}
+
+int UringDevice::wait(TimeNs timeout) {
+  pollfd p{event_fd_, POLLIN, 0};
+  const int ms = static_cast<int>(std::min<TimeNs>(timeout / kNsPerMs, 1 << 30));
+  if (poll(&p, 1, ms) < 0 && errno != EINTR) return -errno;
+  return process_completions();
+}
+
+bool UringDevice::idle() const {
+  std::lock_guard lock(mu_);
+  return ops_.empty() && events_.empty();
+}
+
+int UringDevice::resident_extents(ObjectKey key,
+                                  std::vector<std::span<const std::byte>>* out) const {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return store_.lookup(key) ? -EAGAIN : -ENOENT;
+  const Entry& e = it->second;
+  if (e.state != Residency::kResident) return -EAGAIN;
+  if (e.pins == 0) return -EPERM;
+  out->clear();
+  uint64_t left = e.bytes;
+  for (const Extent& x : e.extents) {
+    const uint64_t n = std::min(left, x.len);
+    out->emplace_back(fast_->at(x.offset), n);
+    left -= n;
+  }
+  return 0;
+}
+
+int64_t UringDevice::dax_l1_read(ObjectKey key, uint64_t offset, std::span<std::byte> dst) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  uint64_t size;
+  if (it != entries_.end()) {
+    size = it->second.bytes;
+  } else {
+    auto info = store_.lookup(key);
+    if (!info) return -ENOENT;
+    size = info->size;
+  }
+  if (offset > size || dst.size() > size - offset) return -EINVAL;
+  if (dst.empty()) return 0;
+  if (it != entries_.end() && it->second.state == Residency::kStaging) return -EAGAIN;
+  const uint64_t g = options_.dax_granule_bytes;
+  if (it == entries_.end() || it->second.state == Residency::kAbsent) {
+    if (it == entries_.end()) {
+      // First touch: space for the whole object, granules filled as they are touched.
+      std::vector<Extent> extents;
+      if (!make_room_locked(size) || fast_->allocate(size, &extents) < 0) return -ENOSPC;
+      Entry& e = entries_[key];
+      e.bytes = size;
+      e.extents = std::move(extents);
+      e.granules.assign((fast_->footprint(size) + g - 1) / g, false);
+      policy_->add(key, size, clock_.now());
+      it = entries_.find(key);
+    }
+    Entry& e = it->second;
+    const int fd = store_.data_fd();
+    ObjectInfo info;
+    int ret = store_.acquire(key, &info);
+    if (ret < 0) return ret;
+    const uint64_t padded = fast_->footprint(size);
+    for (uint64_t gi = offset / g; gi * g < offset + dst.size(); ++gi) {
+      if (e.granules[gi]) continue;
+      // A load that misses: the device fetches the granule before the load completes.
+      uint64_t pos = gi * g;
+      const uint64_t end = std::min(pos + g, padded);
+      while (pos < end) {
+        uint64_t contiguous = 0;
+        std::byte* p = fast_ptr_locked(e.extents, pos, &contiguous);
+        const uint64_t n = std::min(end - pos, contiguous);
+        ssize_t r = pread(fd, p, n, static_cast<off_t>(info.offset + pos));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+          ret = r < 0 ? -errno : -EIO;
+          ++ustats_.read_errors;
+          store_.release(info);
+          return ret;
+        }
+        pos += static_cast<uint64_t>(r);
+      }
+      e.granules[gi] = true;
+      ++ustats_.dax_granule_fetches;
+      ustats_.dax_bytes_fetched += end - gi * g;
+      stats_.demand_bytes += end - gi * g;
+    }
+    store_.release(info);
+    if (std::all_of(e.granules.begin(), e.granules.end(), [](bool b) { return b; })) {
+      e.granules.clear();
+      e.state = Residency::kResident;
+      stats_.resident_bytes += e.bytes;
+      post_locked(Event{Event::Kind::kResident, {}, key, {}, 0});
+    }
+  }
+  Entry& e = it->second;
+  if (e.pins == 0) policy_->record_access(key, clock_.now());
+  uint64_t pos = offset;
+  uint64_t copied = 0;
+  while (copied < dst.size()) {
+    uint64_t contiguous = 0;
+    const std::byte* p = fast_ptr_locked(e.extents, pos, &contiguous);
+    const uint64_t n = std::min<uint64_t>(dst.size() - copied, contiguous);
+    std::memcpy(dst.data() + copied, p, n);
+    copied += n;
+    pos += n;
+  }
+  return static_cast<int64_t>(dst.size());
+}
+
+void UringDevice::drop_unpinned() {
+  std::lock_guard lock(mu_);
+  while (auto victim = policy_->pick_victim()) evict_locked(*victim, entries_.at(*victim));
+}
+
+}  // namespace tempo

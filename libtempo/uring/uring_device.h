@@ -1,0 +1,186 @@
+// The `uring` device: real bytes. The SSD tier is an ObjectStore (a file or block device read
+// with io_uring O_DIRECT); the fast tier is a DRAM arena or a Device-DAX mapping. Staging
+// reads objects SSD -> fast tier with a bounded queue depth and request size, FIFO; the
+// ordinary (demand) path reads through bounce buffers and caches what fits afterwards;
+// unpinned resident objects are evicted by an EvictionPolicy.
+//
+// Threading: every public method is thread-safe. Observer callbacks and demand_read()'s
+// `done` run only inside process_completions() (or wait()), one caller at a time, in the
+// order the events happened; they may call back into the device. An event loop polls
+// completion_fd() and calls process_completions() when it is readable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+#include "device/device.h"
+#include "fasttier/fast_tier.h"
+#include "policy/eviction_policy.h"
+#include "store/aligned_buffer.h"
+#include "store/object_store.h"
+#include "uring/io_ring.h"
+
+namespace tempo {
+
+struct UringDeviceOptions {
+  FastTierOptions fast_tier;
+  uint32_t queue_depth = 16;          // staging + demand requests in flight
+  uint32_t request_bytes = 4u << 20;  // largest read request (a multiple of 4 KiB)
+  bool register_buffers = true;       // READ_FIXED into the registered fast tier
+  bool verify_checksums = true;       // check each staged object against the catalog
+  std::string eviction = "lru";
+  uint32_t dax_granule_bytes = 4096;  // dax-l1 emulation: fetch unit on a miss
+  double staging_rate_bps = 0;        // reported by info(); calibrate with the bench
+  double demand_rate_bps = 0;
+};
+
+// Counters beyond DeviceStats.
+struct UringDeviceStats {
+  uint64_t requests = 0;         // read requests completed
+  uint64_t short_reads = 0;      // completions that moved fewer bytes than asked
+  uint64_t read_errors = 0;      // completions with an error
+  uint64_t checksum_errors = 0;  // staged or demand-read objects that failed verification
+  uint64_t dax_granule_fetches = 0;
+  uint64_t dax_bytes_fetched = 0;
+  bool registered_buffers = false;
+};
+
+class UringDevice final : public Device {
+ public:
+  // `store` and `clock` outlive the device. 0, or a negative errno with `error` saying why.
+  static int create(ObjectStore& store, const UringDeviceOptions& options, const Clock& clock,
+                    std::unique_ptr<UringDevice>* out, std::string* error);
+  ~UringDevice() override;
+
+  DeviceInfo info() const override;
+  DeviceStats stats() const override;
+  void set_observer(DeviceObserver* observer) override;
+  int64_t object_size(ObjectKey key) const override;
+  Residency residency(ObjectKey key) const override;
+  uint32_t pin_count(ObjectKey key) const override;
+  // Also -ENOSPC when the fast tier cannot hold the object even after evicting every
+  // unpinned object, and the store's error for a quarantined object (-EBADMSG, -EIO).
+  int stage(ObjectKey key) override;
+  int pin(ObjectKey key) override;
+  int unpin(ObjectKey key) override;
+  int demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
+
+  // Readable (an eventfd) when process_completions() has work.
+  int completion_fd() const { return event_fd_; }
+  // Reaps I/O completions, finishes operations, issues queued reads, then delivers the
+  // events to the observer and demand callbacks. Never blocks on I/O. Returns the number of
+  // events delivered.
+  int process_completions();
+  // Waits up to `timeout` for completions, then processes them (for callers without a loop).
+  int wait(TimeNs timeout);
+  // True when no staging or demand read is outstanding and no event waits for delivery.
+  bool idle() const;
+
+  // Retrieval: the fast-tier bytes of a resident object the caller holds a pin on, as
+  // (pointer, length) extents in object order; they stay valid until the caller unpins.
+  // -ENOENT unknown, -EAGAIN not resident, -EPERM not pinned.
+  int resident_extents(ObjectKey key, std::vector<std::span<const std::byte>>* out) const;
+  // The dax-l1 emulation (LMCache's Device-DAX L1 over memory-semantic flash): reads
+  // [offset, offset + dst.size()) of `key` through the fast tier as a load would, fetching
+  // each granule that is not resident from SSD, synchronously, when the read touches it.
+  // The object becomes resident (unpinned) once every granule has been touched. The bytes
+  // read, or -ENOENT, -EINVAL (range outside the object), -EAGAIN (being staged), -ENOSPC,
+  // or an I/O error.
+  int64_t dax_l1_read(ObjectKey key, uint64_t offset, std::span<std::byte> dst);
+
+  // Evicts every unpinned resident object (the paper's "reset the fast tier").
+  void drop_unpinned();
+  UringDeviceStats uring_stats() const;
+  FastTierStats fast_tier_stats() const;
+  const FastTierRegion& region() const { return fast_->region(); }
+  // Test hook at the I/O layer (see IoRing): read errors and short reads.
+  void set_fault_hook(IoFaultHook hook);
+
+ private:
+  struct Entry {
+    uint64_t bytes = 0;
+    Residency state = Residency::kAbsent;
+    uint32_t pins = 0;
+    std::vector<Extent> extents;  // fast-tier placement (staging, resident or dax-partial)
+    std::vector<bool> granules;   // dax-l1: non-empty while only partly fetched
+  };
+  struct DemandGroup {
+    uint32_t outstanding = 0;
+    int status = 0;
+    std::function<void(int)> done;
+  };
+  struct Op {
+    enum class Kind : uint8_t { kStage, kDemand } kind = Kind::kStage;
+    ObjectKey key = 0;
+    ObjectInfo info;              // store lease, released when the op finishes
+    std::vector<Extent> extents;  // kStage: destination in the fast tier
+    AlignedBuffer bounce;         // kDemand: destination
+    std::shared_ptr<DemandGroup> group;
+    uint64_t issued = 0;  // bytes of the padded object handed to the ring so far
+    uint64_t length = 0;  // padded object bytes
+    uint32_t inflight = 0;
+    int error = 0;
+    TimeNs submitted = 0;
+  };
+  struct Event {
+    enum class Kind : uint8_t { kStage, kResident, kEvicted, kDemandDone } kind;
+    StageCompletion completion;
+    ObjectKey key = 0;
+    std::function<void(int)> done;
+    int status = 0;
+  };
+
+  UringDevice(ObjectStore& store, const UringDeviceOptions& options, const Clock& clock);
+
+  // All *_locked functions expect mu_ held.
+  bool make_room_locked(uint64_t bytes);
+  void evict_locked(ObjectKey key, Entry& e);
+  void drop_entry_locked(ObjectKey key);
+  void pump_locked();
+  bool issue_one_locked(Op& op, uint64_t op_id);
+  void on_completion_locked(const IoRequest& req, int res);
+  void finish_op_locked(uint64_t op_id);
+  void finish_stage_locked(Op& op);
+  void finish_demand_locked(Op& op);
+  void post_locked(Event ev);
+  void signal();
+  std::byte* fast_ptr_locked(const std::vector<Extent>& extents, uint64_t pos,
+                             uint64_t* contiguous) const;
+  int buffer_index(const std::byte* p) const;
+
+  ObjectStore& store_;
+  const UringDeviceOptions options_;
+  const Clock& clock_;
+  int event_fd_ = -1;
+  std::unique_ptr<FastTier> fast_;
+
+  mutable std::mutex mu_;
+  // Declared after fast_: destroyed first, so in-flight reads finish before the arena goes.
+  std::unique_ptr<IoRing> ring_;                  // guarded by mu_
+  std::unique_ptr<EvictionPolicy> policy_;        // guarded by mu_
+  std::unordered_map<ObjectKey, Entry> entries_;  // guarded by mu_
+  std::map<uint64_t, Op> ops_;                    // by op id; guarded by mu_
+  std::deque<uint64_t> stage_queue_;              // ops with reads left to issue, FIFO
+  std::deque<uint64_t> demand_queue_;             // served before stage_queue_
+  std::deque<IoRequest> retries_;                 // rest of short reads, issued first
+  std::vector<Event> events_;                     // waiting for delivery; guarded by mu_
+  uint64_t next_op_id_ = 1;
+  DeviceStats stats_;          // guarded by mu_
+  UringDeviceStats ustats_;    // guarded by mu_
+  uint64_t buffer_chunk_ = 0;  // registered buffer size (0: none)
+
+  std::mutex dispatch_mu_;              // one deliverer at a time, in order
+  DeviceObserver* observer_ = nullptr;  // guarded by dispatch_mu_
+};
+
+}  // namespace tempo
