@@ -7,7 +7,13 @@ import sys
 
 def main(log):
     lines = {"driver": [], "stat": [], "margin": []}
+    bt = {}
     for line in open(log, errors="replace"):
+        if line.startswith("EBPF-VM-BT @"):
+            key, _, value = line[len("EBPF-VM-BT "):].strip().partition(": ")
+            if value.isdigit():
+                bt[key] = int(value)
+            continue
         at = line.find("EBPF-VM ")  # the console may put escape codes before it
         parts = line[max(at, 0):].rstrip("\n").split(" ", 2)
         if len(parts) == 3 and parts[0] == "EBPF-VM" and parts[1] in lines:
@@ -42,6 +48,19 @@ def main(log):
         ("driver faults read the backing device", d["fault_fills"] > 0, True),
         ("driver's RESET evicted extents", d["evictions"] > 0, True),
     ]
+    if bt:
+        checks += [
+            ("tempo_kstage.bt @count[stage_submit]", bt.get("@count[stage_submit]"), d["batches"]),
+            ("tempo_kstage.bt @bytes[stage_submit]", bt.get("@bytes[stage_submit]"), d["stage_bytes"]),
+            ("tempo_kstage.bt @count[staged]", bt.get("@count[staged]"), d["ok"]),
+            ("tempo_kstage.bt @bytes[staged]", bt.get("@bytes[staged]"), d["stage_bytes"]),
+            ("tempo_kstage.bt @count[pin]", bt.get("@count[pin]"), d["pins"]),
+            ("tempo_kstage.bt @count[unpin]", bt.get("@count[unpin]"), d["unpins"]),
+            ("tempo_kstage.bt @count[fault_read]", bt.get("@count[fault_read]"), d["fault_fills"]),
+            ("tempo_kstage.bt @bytes[fault_read]", bt.get("@bytes[fault_read]"), d["fault_bytes"]),
+            ("tempo_kstage.bt @count[evict]", bt.get("@count[evict]"), d["evictions"]),
+            ("tempo_kstage.bt @bytes[evict]", bt.get("@bytes[evict]"), d["evicted_bytes"]),
+        ]
     bad = 0
     for what, got, want in checks:
         ok = got == want

@@ -7,6 +7,8 @@
 #
 # Usage: tests/ebpf/vm_kstage.sh EBPF_BUILD_DIR TEMPO_KO [BATCHES]
 #   (make test-ebpf-vm builds both; the guest kernel is reused from build-vm/ when there)
+# Env: VM_BPFTRACE=1 also runs ebpf/bpftrace/tempo_kstage.bt in the guest (its LLVM makes
+#   the initramfs about 200 MB larger) and checks its counts the same way.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -50,7 +52,14 @@ done
 cp "$kroot/lib/modules/$kver/modules.builtin" "$kroot/lib/modules/$kver/modules.order" \
   "$root/lib/modules/$kver/"
 depmod -b "$root" "$kver"
-for bin in "$build/tempostat" "$build/tempomargin" "$build/kstage-driver"; do
+bins=("$build/tempostat" "$build/tempomargin" "$build/kstage-driver")
+bt=false
+if [ "${VM_BPFTRACE:-0}" = 1 ]; then
+  bt=true
+  bins+=("$(command -v bpftrace)")
+  cp "$repo/ebpf/bpftrace/tempo_kstage.bt" "$root/lib/tempo/"
+fi
+for bin in "${bins[@]}"; do
   cp -L "$bin" "$root/bin/"
   for lib in $(ldd "$bin" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
     mkdir -p "$root$(dirname "$lib")"
@@ -75,14 +84,23 @@ tempostat -j 1 >/tmp/stat.json 2>/tmp/stat.err &
 stat=\$!
 tempomargin -j >/tmp/margin.json 2>/tmp/margin.err &
 margin=\$!
-for i in \$(seq 300); do
-  grep -q '^tempostat: tracing' /tmp/stat.err && grep -q '^tempomargin: tracing' /tmp/margin.err && break
+bt=
+if $bt; then
+  bpftrace /lib/tempo/tempo_kstage.bt >/tmp/bt.txt 2>/tmp/bt.err &
+  bt=\$!
+fi
+for i in \$(seq 600); do
+  grep -q '^tempostat: tracing' /tmp/stat.err && grep -q '^tempomargin: tracing' /tmp/margin.err &&
+    { [ -z "\$bt" ] || grep -q '^Tracing tempo.ko' /tmp/bt.txt; } && break
   sleep 0.1
 done
+# bpftrace prints its banner from BEGIN: give the attachment a moment more.
+[ -z "\$bt" ] || sleep 3
 kstage-driver /dev/tempo0 $batches >/tmp/driver.json || echo "EBPF-VM driver failed"
 sleep 0.5
-kill -INT \$stat \$margin
-wait \$stat \$margin
+kill -INT \$stat \$margin \$bt
+wait \$stat \$margin \$bt
+[ -z "\$bt" ] || sed 's/^/EBPF-VM-BT /' /tmp/bt.txt
 for f in driver stat margin; do sed "s/^/EBPF-VM \$f /" /tmp/\$f.json; done
 sed 's/^/EBPF-VM-ERR /' /tmp/stat.err /tmp/margin.err
 echo "EBPF-VM done"
