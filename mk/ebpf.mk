@@ -2,6 +2,7 @@
 #   make ebpf       build the tools into $(EBPF_OUT) (vmlinux.h generated from the running kernel)
 #   make test-ebpf  run tests/ebpf/run.py (needs root; mounts tracefs if needed)
 #   make test-ebpf-vm  the tools on tempo.ko's tracepoints in a QEMU guest (tests/ebpf/vm_kstage.sh)
+#   make bench-ebpf    probe overhead: per hit, and a replay attached vs detached (tests/ebpf/bench.py)
 EBPF_OUT    ?= build-ebpf
 EBPF_TOOLS  := tempostat tempomargin
 EBPF_CLANG  ?= clang
@@ -15,7 +16,7 @@ EBPF_LIBS   := -lbpf -lelf -lz
 EBPF_COMMON := ebpf/tool.c ebpf/hist_print.c
 EBPF_HDRS   := $(wildcard ebpf/*.h)
 
-.PHONY: ebpf test-ebpf test-ebpf-vm ebpf-deps
+.PHONY: ebpf test-ebpf test-ebpf-vm bench-ebpf ebpf-deps
 .SECONDARY:
 
 ebpf-deps:
@@ -52,3 +53,8 @@ test-ebpf: ebpf
 # tempo.ko comes from `make kmod` (build-kmod/), the guest kernel from the kmod deps.
 test-ebpf-vm: ebpf kmod
 	@tests/ebpf/vm_kstage.sh $(EBPF_OUT) $(KMOD_BUILD)/tempo.ko
+
+# EBPF_BENCH_REPLAY: a replay command line to time attached vs detached (empty: per-hit cost only).
+EBPF_BENCH_REPLAY ?=
+bench-ebpf: ebpf
+	@$(PY) tests/ebpf/bench.py $(EBPF_OUT) $(EBPF_BENCH_REPLAY)

@@ -78,9 +78,27 @@ def wait_for(cond, what):
     raise RuntimeError(f"timed out waiting for {what}")
 
 
-def bt_usdt_probes(script):
+def usdt_sites(binary):
+    """{probe name: number of sites} of provider tempo in an ELF file (readelf -n)."""
+    out = subprocess.run(["readelf", "-n", binary], capture_output=True, text=True,
+                         check=True).stdout
+    sites, provider = {}, None
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("Provider:"):
+            provider = line.split()[1]
+        elif line.startswith("Name:") and provider == "tempo":
+            name = line.split()[1]
+            sites[name] = sites.get(name, 0) + 1
+    return sites
+
+
+def bt_uprobes(script, binary):
+    """How many uprobes bpftrace attaches for the script's usdt probes in `binary`."""
+    sites = usdt_sites(binary)
     with open(script) as f:
-        return sum(1 for line in f if line.startswith("usdt:"))
+        return sum(sites.get(line.strip().split(":")[-1], 0)
+                   for line in f if line.startswith("usdt:"))
 
 
 class Driver:
@@ -113,10 +131,12 @@ def start_tool(args):
     raise RuntimeError(f"{name} did not attach: {said}")
 
 
-def start_bpftrace(script, pid):
-    p = subprocess.Popen(["bpftrace", "-f", "json", "-p", str(pid), script],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    want = bt_usdt_probes(script)
+def start_bpftrace(script, pid, binary):
+    """Starts bpftrace on `pid` (None: a script whose usdt probes name `binary`) and waits
+    until bpftool lists a uprobe for every site of the script's probes in `binary`."""
+    args = ["bpftrace", "-f", "json"] + (["-p", str(pid)] if pid else []) + [script]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    want = bt_uprobes(script, binary)
     wait_for(lambda: uprobe_count(p.pid) >= want or p.poll() is not None,
              f"bpftrace {os.path.basename(script)} to attach {want} uprobes")
     if p.poll() is not None:
@@ -141,8 +161,9 @@ def test_counts(build):
     d = Driver(build, ROUNDS)
     stat = start_tool([os.path.join(build, "tempostat"), "-j", "-p", str(d.pid), "1"])
     margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-p", str(d.pid)])
-    bt_margin = start_bpftrace(os.path.join(BT_DIR, "tempo_margin.bt"), d.pid)
-    bt_stat = start_bpftrace(os.path.join(BT_DIR, "tempo_stat.bt"), d.pid)
+    driver = os.path.join(build, "probe-driver")
+    bt_margin = start_bpftrace(os.path.join(BT_DIR, "tempo_margin.bt"), d.pid, driver)
+    bt_stat = start_bpftrace(os.path.join(BT_DIR, "tempo_stat.bt"), d.pid, driver)
     fired = d.fire()
     outs = {}
     for name, p in (("tempostat", stat), ("tempomargin", margin), ("tempo_margin.bt", bt_margin),
