@@ -1,0 +1,31 @@
+// A request as tempo-replay serves it: its prompt, the chunk objects of its prompt that
+// prefix caching can hold (prefix-chained keys, so equal prefixes share keys), its output.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/object.h"
+#include "core/time.h"
+
+namespace tempo {
+
+struct ReplayRequest {
+  uint64_t id = 0;
+  TimeNs arrival = 0;
+  uint64_t prompt_tokens = 0;
+  uint64_t chunk_tokens = 256;          // tokens per chunk object
+  std::vector<KvObject> prefix_chunks;  // whole chunks of the prompt, in prompt order
+  uint32_t output_tokens = 1;           // natural length, at most the generation limit
+};
+
+// A workload: the requests in arrival order, and the chunk objects on the SSD tier before
+// the run starts (the paper's "precomputed KV retained on SSD").
+struct ReplayWorkload {
+  std::vector<ReplayRequest> requests;
+  std::vector<KvObject> preloaded;
+  // Chunks not preloaded are stored once a request has computed them (trace workloads).
+  bool store_computed_chunks = false;
+};
+
+}  // namespace tempo

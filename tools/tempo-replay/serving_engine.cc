@@ -1,0 +1,323 @@
+#include "serving_engine.h"
+
+#include <cerrno>
+#include <deque>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "runtime/ttu_estimator.h"
+
+namespace tempo {
+
+namespace {
+
+enum class Phase : uint8_t { kArriving, kWaiting, kAwaitKv, kKvReady, kDecoding, kDone };
+
+struct Live {
+  const ReplayRequest* req = nullptr;
+  RequestRecord rec;
+  std::vector<KvObject> hit;    // cached chunks found at lookup
+  std::vector<ObjectKey> keys;  // their keys, for demand reads
+  uint64_t uncached_tokens = 0;
+  ClaimId claim = 0;
+  Phase phase = Phase::kArriving;
+  bool retrieved = false;
+  uint32_t generated = 0;
+};
+
+class Engine final : public ControllerObserver {
+ public:
+  Engine(const ReplayWorkload& w, const SimRuntimeConfig& stack, const EngineConfig& cfg,
+         const StepCosts& costs)
+      : w_(w), cfg_(cfg), costs_(costs), rt_(stack) {
+    dax_ = cfg.policy == "dax-l1";
+    if (!dax_ && !parse_policy(cfg.policy))
+      throw std::invalid_argument("unknown policy '" + cfg.policy + "': accepted " +
+                                  std::string(policy_names_help()) + ", dax-l1");
+    if (cfg.max_active == 0 || cfg.generation_limit == 0)
+      throw std::invalid_argument("max_active and generation_limit must be positive");
+    rt_.controller.set_observer(this);
+    for (const KvObject& o : w.preloaded) rt_.device.add_object(o.key, o.bytes);
+    live_.resize(w.requests.size());
+    for (size_t i = 0; i < w.requests.size(); ++i) {
+      live_[i].req = &w.requests[i];
+      live_[i].rec.id = w.requests[i].id;
+      live_[i].rec.timing.arrival = w.requests[i].arrival;
+      live_[i].rec.prompt_tokens = w.requests[i].prompt_tokens;
+    }
+  }
+
+  RunResult run() {
+    for (size_t i = 0; i < live_.size(); ++i)
+      rt_.events.schedule_at(live_[i].req->arrival, [this, i] { arrive(i); });
+    rt_.events.run_all();
+    RunResult r;
+    r.policy = cfg_.policy;
+    std::vector<RequestTiming> timings;
+    for (Live& l : live_) {
+      if (l.phase != Phase::kDone) throw std::logic_error("replay: a request never finished");
+      if (l.claim) {
+        const Claim* c = rt_.controller.claim(l.claim);
+        l.rec.claim = c->timing;
+        l.rec.deferrals = c->deferrals;
+      }
+      timings.push_back(l.rec.timing);
+      r.requests.push_back(l.rec);
+    }
+    const ControllerStats cs = rt_.controller.stats();
+    const ProviderStats ps = rt_.provider.stats();
+    r.ledger_byte_seconds = ps.ledger_byte_seconds;
+    r.summary = summarize(timings, r.ledger_byte_seconds);
+    r.capacity_deferrals = cs.capacity_deferrals;
+    r.deferred_claims = cs.deferred_claims;
+    r.ordinary_claims = cs.ordinary;
+    r.end_time = rt_.clock.now();
+    r.staged_bytes = ps.staged_bytes;
+    r.demand_bytes = rt_.device.stats().demand_bytes;
+    if (ps.ledger_bytes != 0 || rt_.device.stats().pins != 0)
+      throw std::logic_error("replay: protection leaked past the run");
+    return r;
+  }
+
+  void on_claim_ready(ClaimId id) override {
+    Live& l = live_[by_claim_.at(id)];
+    if (l.phase == Phase::kAwaitKv) kv_available(l);
+  }
+
+  void on_claim_ordinary(ClaimId id) override {
+    Live& l = live_[by_claim_.at(id)];
+    if (l.phase == Phase::kAwaitKv) read_ordinary(l, RetrievalPath::kOrdinary);
+  }
+
+ private:
+  TimeNs now() const { return rt_.clock.now(); }
+
+  void arrive(size_t i) {
+    Live& l = live_[i];
+    // Prefix lookup: the longest run of leading chunks the SSD tier holds.
+    for (const KvObject& o : l.req->prefix_chunks) {
+      if (rt_.device.object_size(o.key) < 0) break;
+      l.hit.push_back(o);
+      l.keys.push_back(o.key);
+      l.rec.kv_bytes += o.bytes;
+    }
+    l.rec.cached_tokens = l.hit.size() * l.req->chunk_tokens;
+    l.uncached_tokens = l.req->prompt_tokens - l.rec.cached_tokens;
+    l.phase = Phase::kWaiting;
+    waiting_.push_back(i);
+    // The adapter reports the new hit with its TTU at once; admission waits for the GPU.
+    scheduling_ = true;
+    update_estimates();
+    scheduling_ = false;
+    start_iteration();
+  }
+
+  // Scheduling: FCFS admission into free slots, then this iteration's GPU work.
+  void start_iteration() {
+    // KV that becomes available while scheduling is picked up below, not by re-entering.
+    if (gpu_busy_ || scheduling_) return;
+    scheduling_ = true;
+    while (running_.size() < cfg_.max_active && !waiting_.empty()) {
+      const size_t i = waiting_.front();
+      waiting_.pop_front();
+      running_.push_back(i);
+      admit(live_[i]);
+    }
+    update_estimates();
+    scheduling_ = false;
+    iter_ready_.clear();
+    iter_batch_.clear();
+    for (size_t i : running_) {
+      if (live_[i].phase == Phase::kKvReady) iter_ready_.push_back(i);
+      if (live_[i].phase == Phase::kDecoding) iter_batch_.push_back(i);
+    }
+    if (iter_ready_.empty() && iter_batch_.empty()) return;  // idle until an event
+    gpu_busy_ = true;
+    iter_pos_ = 0;
+    step();
+  }
+
+  void admit(Live& l) {
+    l.rec.admitted = now();
+    l.phase = Phase::kAwaitKv;
+    if (l.hit.empty()) return kv_available(l);
+    if (dax_) return read_ordinary(l, RetrievalPath::kDaxL1);
+    RetrievalOutcome out{};
+    const int r = rt_.controller.request_retrieval(l.claim, &out);
+    if (r != 0) throw std::logic_error("replay: retrieval request refused: " + std::to_string(r));
+    l.rec.path = RetrievalPath::kStaged;
+    if (out == RetrievalOutcome::kReady) return kv_available(l);
+    if (out == RetrievalOutcome::kOrdinary) return read_ordinary(l, RetrievalPath::kOrdinary);
+  }
+
+  // The ordinary path: the device's memory path fetches what is not resident from SSD.
+  void read_ordinary(Live& l, RetrievalPath path) {
+    l.rec.path = path;
+    Live* lp = &l;
+    const int r = rt_.device.demand_read(l.keys, [this, lp](int st) {
+      if (st != 0) throw std::logic_error("replay: demand read failed");
+      kv_available(*lp);
+    });
+    if (r != 0) throw std::logic_error("replay: demand read refused: " + std::to_string(r));
+  }
+
+  void kv_available(Live& l) {
+    l.phase = Phase::kKvReady;
+    l.rec.kv_available = now();
+    if (!gpu_busy_) start_iteration();
+  }
+
+  // Runs this iteration's retrievals and prefills in admission order, then one decode step.
+  void step() {
+    if (iter_pos_ < iter_ready_.size()) {
+      Live& l = live_[iter_ready_[iter_pos_++]];
+      l.rec.retrieval_start = now();
+      TimeNs dur = 0;
+      if (l.rec.kv_bytes > 0) {
+        if (l.rec.path == RetrievalPath::kStaged && rt_.controller.begin_transfer(l.claim) != 0)
+          throw std::logic_error("replay: transfer of a claim that is not stage-ready");
+        dur = costs_.retrieval_time(l.rec.kv_bytes);
+      }
+      rt_.events.schedule_after(dur, [this, &l] {
+        l.rec.retrieval_end = now();
+        l.retrieved = true;
+        if (l.rec.kv_bytes > 0 && l.rec.path == RetrievalPath::kStaged)
+          rt_.controller.end_transfer(l.claim);
+        const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
+        rt_.events.schedule_after(prefill, [this, &l] {
+          l.rec.timing.first_token = now();
+          l.generated = 1;
+          store_computed(l);
+          if (l.generated >= l.req->output_tokens)
+            finish(l);
+          else
+            l.phase = Phase::kDecoding;
+          step();
+        });
+      });
+      return;
+    }
+    std::vector<size_t> batch;
+    uint64_t context = 0;
+    for (size_t i : iter_batch_) {
+      if (live_[i].phase != Phase::kDecoding) continue;
+      batch.push_back(i);
+      context += live_[i].req->prompt_tokens + live_[i].generated;
+    }
+    if (batch.empty()) return end_iteration();
+    rt_.events.schedule_after(costs_.decode_step_time(batch.size(), context), [this, batch] {
+      for (size_t i : batch) {
+        Live& l = live_[i];
+        if (++l.generated >= l.req->output_tokens) finish(l);
+      }
+      end_iteration();
+    });
+  }
+
+  void end_iteration() {
+    gpu_busy_ = false;
+    start_iteration();
+  }
+
+  void finish(Live& l) {
+    l.phase = Phase::kDone;
+    l.rec.timing.finish = now();
+    l.rec.timing.output_tokens = l.generated;
+    history_.record(l.generated);
+    std::erase(running_, static_cast<size_t>(&l - live_.data()));
+  }
+
+  // Trace workloads: the chunks a prefill computed are stored for later requests.
+  void store_computed(const Live& l) {
+    if (!w_.store_computed_chunks) return;
+    for (const KvObject& o : l.req->prefix_chunks)
+      if (rt_.device.object_size(o.key) < 0) rt_.device.add_object(o.key, o.bytes);
+  }
+
+  // The runtime adapter: a snapshot after the scheduling iteration, projected to TTUs;
+  // new hits are reported, the others revised; then the waiting order.
+  void update_estimates() {
+    if (dax_) return;
+    std::vector<RunningRequest> running;
+    for (size_t i : running_) {
+      const Live& l = live_[i];
+      RunningRequest r;
+      const bool prefilled = l.phase == Phase::kDecoding;
+      r.prompt_tokens_done =
+          prefilled ? l.req->prompt_tokens : (l.retrieved ? l.rec.cached_tokens : 0);
+      r.prompt_tokens_remaining = prefilled ? 0 : l.uncached_tokens;
+      r.tokens_generated = prefilled ? l.generated : 0;
+      r.context_tokens = prefilled ? l.req->prompt_tokens + l.generated : r.prompt_tokens_done;
+      r.retrieval_bytes_remaining = l.retrieved ? 0 : l.rec.kv_bytes;
+      r.ready_in = l.phase == Phase::kAwaitKv ? committed_ready_in(l) : 0;
+      running.push_back(r);
+    }
+    constexpr ClaimId kUnreported = ~0ull;
+    std::vector<WaitingRequest> waiting;
+    for (size_t i : waiting_) {
+      const Live& l = live_[i];
+      WaitingRequest wr;
+      wr.uncached_prompt_tokens = l.uncached_tokens;
+      wr.cached_prompt_tokens = l.rec.cached_tokens;
+      if (!l.hit.empty()) wr.claim = l.claim ? l.claim : kUnreported - i;
+      wr.retrieval_bytes = l.rec.kv_bytes;
+      wr.ready_in = committed_ready_in(l);
+      waiting.push_back(wr);
+    }
+    SchedulerSnapshot snap{running, waiting, cfg_.max_active, cfg_.generation_limit};
+    std::vector<ClaimTtu> ttus;
+    if (estimate_ttu(snap, costs_, history_, &ttus) != 0)
+      throw std::logic_error("replay: TTU estimator refused the snapshot");
+    for (const ClaimTtu& t : ttus) {
+      Live& l = live_[waiting_[t.queue_position]];
+      if (l.claim) {
+        rt_.controller.revise(l.claim, t.ttu);
+        continue;
+      }
+      if (rt_.controller.report(l.hit, t.ttu, &l.claim) != 0)
+        throw std::logic_error("replay: claim report refused");
+      by_claim_[l.claim] = static_cast<size_t>(&l - live_.data());
+    }
+    std::vector<ClaimId> order;
+    for (size_t i : waiting_) order.push_back(live_[i].claim ? live_[i].claim : kNoClaim);
+    rt_.controller.update_order(order);
+  }
+
+  TimeNs committed_ready_in(const Live& l) {
+    if (!l.claim) return 0;
+    const Claim* c = rt_.controller.claim(l.claim);
+    if (c->state != ClaimState::kStaging) return 0;
+    return rt_.provider.ttr(l.claim, TtrMode::kStateAware).value_or(0);
+  }
+
+  const ReplayWorkload& w_;
+  EngineConfig cfg_;
+  const StepCosts& costs_;
+  SimRuntime rt_;
+  bool dax_ = false;
+  std::vector<Live> live_;
+  std::deque<size_t> waiting_;
+  std::vector<size_t> running_;
+  std::unordered_map<ClaimId, size_t> by_claim_;
+  OutputLengthHistory history_;
+  bool gpu_busy_ = false;
+  bool scheduling_ = false;
+  std::vector<size_t> iter_ready_, iter_batch_;
+  size_t iter_pos_ = 0;
+};
+
+}  // namespace
+
+RunResult run_serving(const ReplayWorkload& workload, const SimRuntimeConfig& stack,
+                      const EngineConfig& engine, const StepCosts& costs) {
+  SimRuntimeConfig s = stack;
+  if (engine.policy != "dax-l1") {
+    auto p = parse_policy(engine.policy);
+    if (!p) throw std::invalid_argument("unknown policy '" + engine.policy + "'");
+    s.controller.policy = *p;
+  }
+  Engine e(workload, s, engine, costs);
+  return e.run();
+}
+
+}  // namespace tempo

@@ -1,0 +1,65 @@
+// Serving-runtime emulation in virtual time, driving libtempo only through the controller's
+// public surface, as vLLM + LMCache would: requests arrive; prefix lookup finds cached
+// chunks and reports a claim; FCFS admission up to `max_active` sequences; an admitted
+// request requests retrieval (stage-ready claims transfer fast-tier -> GPU, staging claims
+// wait for readiness, uncommitted claims without protection take the ordinary path); then
+// prefill of the uncached tokens, then decode. After every scheduling iteration the TTU
+// estimator projects a scheduler snapshot and the claims are revised and reordered.
+// `dax-l1` bypasses the controller: every retrieval reads through the device's memory path.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "metrics/serving_metrics.h"
+#include "replay_request.h"
+#include "runtime/output_length_history.h"
+#include "runtime/step_costs.h"
+#include "sim/sim_runtime.h"
+
+namespace tempo {
+
+struct EngineConfig {
+  std::string policy = "tempo";  // a commit policy name, or "dax-l1"
+  uint32_t max_active = 4;
+  uint32_t generation_limit = 128;
+};
+
+enum class RetrievalPath : uint8_t { kNone, kStaged, kOrdinary, kDaxL1 };
+
+struct RequestRecord {
+  uint64_t id = 0;
+  RequestTiming timing;
+  uint64_t prompt_tokens = 0;
+  uint64_t cached_tokens = 0;
+  uint64_t kv_bytes = 0;
+  RetrievalPath path = RetrievalPath::kNone;
+  TimeNs admitted = -1;
+  TimeNs kv_available = -1;  // stage-ready, or the ordinary read done
+  TimeNs retrieval_start = -1;
+  TimeNs retrieval_end = -1;
+  ClaimTiming claim;  // when it had a claim
+  uint32_t deferrals = 0;
+};
+
+struct RunResult {
+  std::string policy;
+  std::vector<RequestRecord> requests;
+  ServingSummary summary;
+  uint64_t capacity_deferrals = 0;  // refused commit attempts
+  uint64_t deferred_claims = 0;     // claims refused at least once
+  uint64_t ordinary_claims = 0;
+  double ledger_byte_seconds = 0;
+  TimeNs end_time = 0;
+  uint64_t staged_bytes = 0;
+  uint64_t demand_bytes = 0;
+};
+
+// Runs one workload under one policy to completion; `costs` maps GPU work to time (the
+// shared execution-time model, or fixed costs in tests). Throws std::invalid_argument for
+// an unknown policy or an invalid configuration.
+RunResult run_serving(const ReplayWorkload& workload, const SimRuntimeConfig& stack,
+                      const EngineConfig& engine, const StepCosts& costs);
+
+}  // namespace tempo
