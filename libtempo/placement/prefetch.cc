@@ -1,0 +1,121 @@
+#include "placement/prefetch.h"
+
+#include <unordered_map>
+
+namespace tempo::placement {
+
+namespace {
+
+bool movable(const TieredCache& c, BlockId b) {
+  const Tier t = c.where(b);
+  return t == Tier::kDram || t == Tier::kSsd;
+}
+
+class NoPrefetch final : public Prefetcher {
+ public:
+  std::string_view name() const override { return "none"; }
+  void plan(PrefetchView& /*v*/) override {}
+};
+
+class CausalPrefetch final : public Prefetcher {
+ public:
+  explicit CausalPrefetch(uint32_t depth) : depth_(depth) {}
+  std::string_view name() const override { return "causal"; }
+  void on_read(BlockId b) override {
+    if (has_last_ && last_ != b) successor_[last_] = b;
+    last_ = b;
+    has_last_ = true;
+  }
+  void plan(PrefetchView& v) override {
+    if (!has_last_) return;
+    BlockId b = last_;
+    for (uint32_t i = 0; i < depth_; ++i) {
+      auto it = successor_.find(b);
+      if (it == successor_.end() || it->second == last_) return;
+      b = it->second;
+      if (movable(v.cache, b)) v.cache.prefetch(b, Tier::kHbm, v.now);
+    }
+  }
+
+ private:
+  uint32_t depth_;
+  bool has_last_ = false;
+  BlockId last_ = 0;
+  std::unordered_map<BlockId, BlockId> successor_;
+};
+
+class OraclePrefetch final : public Prefetcher {
+ public:
+  explicit OraclePrefetch(uint32_t depth) : depth_(depth) {}
+  std::string_view name() const override { return "oracle"; }
+  void plan(PrefetchView& v) override {
+    const uint64_t end = std::min<uint64_t>(v.stream.size(), v.pos + depth_);
+    for (uint64_t p = v.pos; p < end; ++p) {
+      const Access& a = v.stream[p];
+      if (a.kind != AccessKind::kWrite && movable(v.cache, a.block)) {
+        v.cache.prefetch(a.block, Tier::kHbm, v.now);
+      }
+    }
+  }
+
+ private:
+  uint32_t depth_;
+};
+
+class LaxityPrefetch final : public Prefetcher {
+ public:
+  std::string_view name() const override { return "laxity"; }
+  void plan(PrefetchView& v) override {
+    const TimeNs window = v.until - v.now;
+    bool hbm_blocked = false;
+    for (const KnownSpan& span : v.known) {
+      for (uint64_t p = span.begin; p < span.end; ++p) {
+        const Access& a = v.stream[p];
+        if (a.kind == AccessKind::kWrite || !movable(v.cache, a.block)) continue;
+        const BlockId b = a.block;
+        if (!hbm_blocked) {
+          const TimeNs laxity = (span.eta - v.now) - v.cache.transfer_time(b, Tier::kHbm, v.now);
+          if (laxity > window) continue;  // still in time at the next decision point
+          if (room_without_harm(v, Tier::kHbm, p)) {
+            v.cache.prefetch(b, Tier::kHbm, v.now);
+            continue;
+          }
+          hbm_blocked = true;
+        }
+        if (v.cache.where(b) != Tier::kSsd) continue;
+        const TimeNs laxity = (span.eta - v.now) - v.cache.transfer_time(b, Tier::kDram, v.now);
+        if (laxity > window) continue;
+        if (!room_without_harm(v, Tier::kDram, p)) return;
+        v.cache.prefetch(b, Tier::kDram, v.now);
+      }
+    }
+  }
+
+ private:
+  // Whether a block read at `use` can enter `t` without evicting one the runtime knows is
+  // needed before it.
+  static bool room_without_harm(PrefetchView& v, Tier t, uint64_t use) {
+    if (v.cache.capacity(t) == 0) return false;
+    const auto victim = v.cache.next_victim(t);
+    if (!victim) return true;
+    const uint64_t next = v.future.next_use(*victim);
+    for (const KnownSpan& s : v.known) {
+      if (next >= s.begin && next < s.end) return next > use;
+    }
+    return true;  // not needed anywhere the runtime can see
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> prefetcher_names() { return {"none", "causal", "oracle", "laxity"}; }
+
+std::unique_ptr<Prefetcher> make_prefetcher(std::string_view name, uint32_t depth) {
+  if (name == "none") return std::make_unique<NoPrefetch>();
+  if (name == "causal") return std::make_unique<CausalPrefetch>(depth);
+  if (name == "oracle") return std::make_unique<OraclePrefetch>(depth);
+  if (name == "laxity") return std::make_unique<LaxityPrefetch>();
+  return nullptr;
+}
+
+}  // namespace tempo::placement

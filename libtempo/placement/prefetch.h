@@ -1,0 +1,56 @@
+// Prefetchers: move blocks up the hierarchy ahead of the read that needs them, on the same
+// links demand fetches use (a speculative transfer queues ahead of later demand ones).
+//   none    - never.
+//   causal  - past accesses only: follows a successor table (the block read after b last
+//             time) up to `depth` blocks ahead of the latest read.
+//   oracle  - reads the real future: every block of the next `depth` accesses that is not
+//             in HBM, as early as possible, evicting whatever the policy ranks lowest.
+//   laxity  - knows only what a runtime knows (the running request's next decode pass and
+//             the prefill contexts of requests already queued), and issues a block when its
+//             laxity, time-to-use minus time-to-ready with link queueing included, would
+//             fall below zero before the next decision point; it never evicts a block
+//             whose next known use comes before the fetched block's. An SSD block that
+//             cannot go to HBM under that rule is staged into DRAM under the same rule.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "placement/future.h"
+#include "placement/tiered_cache.h"
+#include "placement/workload.h"
+
+namespace tempo::placement {
+
+// A run of stream positions the runtime knows about, expected to be read around `eta`.
+struct KnownSpan {
+  uint64_t begin = 0, end = 0;
+  TimeNs eta = 0;
+};
+
+struct PrefetchView {
+  TieredCache& cache;
+  const std::vector<Access>& stream;
+  const StreamFuture& future;  // the real future (only the oracle may read past `known`)
+  uint64_t pos = 0;            // the next stream position to be accessed
+  std::vector<KnownSpan> known;
+  TimeNs now = 0;
+  TimeNs until = 0;  // the next decision point
+};
+
+class Prefetcher {
+ public:
+  virtual ~Prefetcher() = default;
+  virtual std::string_view name() const = 0;
+  // Every demand read, in order.
+  virtual void on_read(BlockId /*b*/) {}
+  virtual void plan(PrefetchView& v) = 0;
+};
+
+std::vector<std::string> prefetcher_names();
+// nullptr for an unknown name.
+std::unique_ptr<Prefetcher> make_prefetcher(std::string_view name, uint32_t depth);
+
+}  // namespace tempo::placement

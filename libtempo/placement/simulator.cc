@@ -1,0 +1,231 @@
+#include "placement/simulator.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "placement/future.h"
+#include "placement/prefetch.h"
+
+namespace tempo::placement {
+
+std::vector<std::string> baseline_names() {
+  return {"tiered", "gpu-only", "prefix-reuse", "full-cpu-offload"};
+}
+
+TimeNs RequestMetrics::decode_stall_total() const {
+  TimeNs s = 0;
+  for (TimeNs t : decode_stall) s += t;
+  return s;
+}
+
+namespace {
+
+TierShape shape_for(const SimConfig& c) {
+  const TierShape& s = c.shape;
+  if (c.baseline == "tiered") return s;
+  if (c.baseline == "gpu-only" || c.baseline == "prefix-reuse") return {s.hbm_blocks, 0, 0};
+  if (c.baseline == "full-cpu-offload") return {0, s.hbm_blocks + s.dram_blocks, s.ssd_blocks};
+  throw std::invalid_argument("tempo-sim: unknown baseline '" + c.baseline + "'");
+}
+
+// Tracks the wait frontier of a batch of reads issued together and charges each read's
+// push of the frontier to the tier it waited on.
+struct Frontier {
+  TimeNs at;
+  TierTimes* by_tier;
+  void add(const ReadResult& r) {
+    if (r.ready <= at) return;
+    (*by_tier)[static_cast<int>(r.waited_on)] += r.ready - at;
+    at = r.ready;
+  }
+};
+
+class Engine {
+ public:
+  Engine(const Workload& w, const SimConfig& c, const ComputeCost& cost)
+      : w_(w),
+        c_(c),
+        cost_(cost),
+        stream_(access_stream(w)),
+        future_(stream_, w.num_blocks),
+        cache_(cache_config()),
+        prefetcher_(make_prefetcher(c.prefetch, c.prefetch_depth)),
+        request_begin_(w.requests.size() + 1, 0) {
+    if (!prefetcher_)
+      throw std::invalid_argument("tempo-sim: unknown prefetcher '" + c.prefetch + "'");
+    for (const Access& a : stream_) ++request_begin_[a.request + 1];
+    for (size_t i = 1; i < request_begin_.size(); ++i) request_begin_[i] += request_begin_[i - 1];
+  }
+
+  RunResult run();
+
+ private:
+  TieredCacheConfig cache_config() {
+    TieredCacheConfig t;
+    t.shape = shape_for(c_);
+    t.block_bytes = cost_.kv_bytes_per_token() * w_.block_tokens;
+    t.policy = c_.baseline == "prefix-reuse" ? "lru" : c_.policy;
+    t.policy_options.ewma_alpha = c_.ewma_alpha;
+    t.policy_options.future = &future_;
+    t.pcie_up = c_.pcie_up;
+    t.pcie_down = c_.pcie_down;
+    t.ssd = c_.ssd;
+    return t;
+  }
+  ReadResult read(uint64_t pos, TimeNs now);
+  void write(uint64_t pos, TimeNs now);
+  void plan(uint32_t current, uint32_t next_pass, TimeNs now, TimeNs until);
+  TimeNs pass_estimate(const Request& r, uint64_t extra_tokens) const;
+
+  const Workload& w_;
+  const SimConfig& c_;
+  const ComputeCost& cost_;
+  std::vector<Access> stream_;
+  StreamFuture future_;
+  TieredCache cache_;
+  std::unique_ptr<Prefetcher> prefetcher_;
+  std::vector<uint64_t> request_begin_;  // first stream position of each request
+  uint64_t pos_ = 0;
+  RunResult out_;
+  double mean_output_blocks_ = 1;
+  uint64_t completed_ = 0;
+};
+
+ReadResult Engine::read(uint64_t pos, TimeNs now) {
+  future_.advance(pos);
+  const BlockId b = stream_[pos].block;
+  const ReadResult r = cache_.read(b, now);
+  prefetcher_->on_read(b);
+  if (r.source == Source::kDram || r.source == Source::kSsd) {
+    out_.demand_fetch_latency.push_back(r.ready - now);
+  }
+  return r;
+}
+
+void Engine::write(uint64_t pos, TimeNs now) {
+  future_.advance(pos);
+  cache_.write(stream_[pos].block, now);
+}
+
+TimeNs Engine::pass_estimate(const Request& r, uint64_t extra_tokens) const {
+  const uint64_t ctx = (r.context.size() + r.input.size()) * w_.block_tokens + extra_tokens;
+  return static_cast<TimeNs>(w_.block_tokens) * cost_.decode_step(ctx);
+}
+
+// A decision point for the prefetcher: what the runtime knows now is the running
+// request's next decode pass (if any) and the prefill contexts of queued requests.
+void Engine::plan(uint32_t current, uint32_t next_pass, TimeNs now, TimeNs until) {
+  PrefetchView v{cache_, stream_, future_, pos_, {}, now, until};
+  const Request& cur = w_.requests[current];
+  TimeNs eta = until;
+  if (next_pass < cur.output.size()) {
+    // Positions of the next pass: after the prefill block and the earlier passes.
+    const uint64_t base = cur.context.size() + cur.input.size();
+    uint64_t begin = request_begin_[current] + base;
+    for (uint64_t j = 0; j < next_pass; ++j) begin += base + j + 1;
+    v.known.push_back({begin, begin + base + next_pass, until});
+    const double remaining = std::max(1.0, mean_output_blocks_ - next_pass);
+    eta = until + static_cast<TimeNs>(remaining * static_cast<double>(pass_estimate(cur, 0)));
+  } else if (next_pass == UINT32_MAX) {
+    // At the start of the request: its own prefill reads are about to be issued.
+    v.known.push_back({request_begin_[current], request_begin_[current] + cur.context.size(), now});
+  }
+  for (uint32_t q = current + 1; q < w_.requests.size() && w_.requests[q].arrival <= now; ++q) {
+    const Request& r = w_.requests[q];
+    v.known.push_back({request_begin_[q], request_begin_[q] + r.context.size(), eta});
+    eta += cost_.prefill(r.input_tokens, r.context.size() * w_.block_tokens) +
+           static_cast<TimeNs>(mean_output_blocks_ * static_cast<double>(pass_estimate(r, 0)));
+  }
+  prefetcher_->plan(v);
+}
+
+RunResult Engine::run() {
+  out_.workload = w_.name;
+  out_.policy = c_.baseline == "prefix-reuse" ? "lru" : c_.policy;
+  out_.prefetch = c_.prefetch;
+  out_.baseline = c_.baseline;
+  out_.shape = cache_.config().shape;
+  out_.block_bytes = cache_.block_bytes();
+  out_.accesses = stream_.size();
+  const uint64_t bt = w_.block_tokens;
+  const bool prefix_only = c_.baseline == "prefix-reuse";
+  std::vector<TimeNs> session_free(w_.sessions, 0);
+  TimeNs gpu_free = 0;
+  out_.requests.reserve(w_.requests.size());
+  for (uint32_t ri = 0; ri < w_.requests.size(); ++ri) {
+    const Request& r = w_.requests[ri];
+    RequestMetrics m;
+    m.session = r.session;
+    m.arrival = r.arrival;
+    const TimeNs start = std::max({r.arrival, gpu_free, session_free[r.session]});
+    if (start > gpu_free && ri > 0) plan(ri - 1, UINT32_MAX - 1, gpu_free, start);
+    m.start = start;
+    plan(ri, UINT32_MAX, start, start);
+
+    // Prefill: fetch what is cached, recompute what is not.
+    Frontier f{start, &m.ttft_wait};
+    bool broken = false;
+    for (size_t i = 0; i < r.context.size(); ++i) {
+      const ReadResult res = read(pos_++, start);
+      if (res.source == Source::kRecompute || broken) {
+        ++m.recomputed_blocks;
+        broken = broken || prefix_only;
+        continue;
+      }
+      f.add(res);
+    }
+    const uint64_t recomputed_tokens = m.recomputed_blocks * bt;
+    const uint64_t cached_tokens = r.context.size() * bt - recomputed_tokens;
+    m.prefill_compute = cost_.prefill(r.input_tokens + recomputed_tokens, cached_tokens);
+    TimeNs t = f.at + m.prefill_compute;
+    for (size_t i = 0; i < r.input.size(); ++i) write(pos_++, t);
+    m.ttft = t - start;
+
+    // Decode: one pass over the sequence per output block.
+    uint64_t seq_blocks = r.context.size() + r.input.size();
+    uint32_t left = r.output_tokens;
+    for (uint32_t j = 0; j < r.output.size(); ++j) {
+      Frontier d{t, &m.decode_stall};
+      TimeNs recompute = 0;
+      for (uint64_t k = 0; k < seq_blocks; ++k) {
+        const ReadResult res = read(pos_++, t);
+        if (res.source == Source::kRecompute) {
+          recompute += cost_.prefill(bt, k * bt);
+        } else {
+          d.add(res);
+        }
+      }
+      m.decode_stall[static_cast<int>(Tier::kNone)] += recompute;
+      t = d.at + recompute;
+      const uint32_t tokens = std::min<uint32_t>(left, static_cast<uint32_t>(bt));
+      const TimeNs compute = tokens * cost_.decode_step(seq_blocks * bt);
+      m.decode_compute += compute;
+      plan(ri, j + 1, t, t + compute);
+      t += compute;
+      write(pos_++, t);
+      ++seq_blocks;
+      left -= tokens;
+    }
+    m.output_tokens = r.output_tokens;
+    m.end = t;
+    gpu_free = t;
+    session_free[r.session] = t;
+    ++completed_;
+    mean_output_blocks_ += (static_cast<double>(r.output.size()) - mean_output_blocks_) /
+                           static_cast<double>(completed_);
+    out_.requests.push_back(m);
+  }
+  out_.makespan = gpu_free;
+  out_.counters = cache_.counters();
+  return out_;
+}
+
+}  // namespace
+
+RunResult simulate(const Workload& w, const SimConfig& config, const ComputeCost& cost) {
+  Engine e(w, config, cost);
+  return e.run();
+}
+
+}  // namespace tempo::placement
