@@ -365,7 +365,7 @@ void UringDevice::on_completion_locked(const IoRequest& req, int res) {
       ++op.inflight;  // the retry belongs to the op until it completes
     }
   }
-  if (op.inflight == 0 && (op.error != 0 || op.issued == op.length)) finish_op_locked(req.tag);
+  if (op.inflight == 0 && (op.error != 0 || op.issued == op.length)) finished_.push_back(req.tag);
 }
 
 void UringDevice::finish_op_locked(uint64_t op_id) {
@@ -459,7 +459,11 @@ int UringDevice::process_completions() {
       const int reaped =
           ring_->reap(0, [this](const IoRequest& req, int res) { on_completion_locked(req, res); });
       if (reaped <= 0) break;
+      // Keep the queue full first: checksums of finished objects are computed while the
+      // next reads are in flight.
       pump_locked();
+      for (uint64_t id : finished_) finish_op_locked(id);
+      finished_.clear();
     }
     pump_locked();
     events.swap(events_);

@@ -173,7 +173,10 @@ class UringDevice final : public Device {
   std::deque<uint64_t> stage_queue_;              // ops with reads left to issue, FIFO
   std::deque<uint64_t> demand_queue_;             // served before stage_queue_
   std::deque<IoRequest> retries_;                 // rest of short reads, issued first
-  std::vector<Event> events_;                     // waiting for delivery; guarded by mu_
+  // Ops whose reads all completed, finished after the next submission so that checksum
+  // verification overlaps the reads in flight. Guarded by mu_.
+  std::vector<uint64_t> finished_;
+  std::vector<Event> events_;  // waiting for delivery; guarded by mu_
   uint64_t next_op_id_ = 1;
   DeviceStats stats_;          // guarded by mu_
   UringDeviceStats ustats_;    // guarded by mu_
