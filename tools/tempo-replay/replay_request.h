@@ -1,5 +1,5 @@
-// A request as tempo-replay serves it: its prompt, the chunk objects of its prompt that
-// prefix caching can hold (prefix-chained keys, so equal prefixes share keys), its output.
+// A request as tempo-replay serves it: its prompt, the chunk objects of its prompt's
+// reusable prefix (prefix-chained keys, so equal prefixes share keys), its output.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +20,11 @@ struct ReplayRequest {
 };
 
 // A workload: the requests in arrival order, and the chunk objects on the SSD tier before
-// the run starts (the paper's "precomputed KV retained on SSD").
+// the run starts (the paper's "precomputed KV retained on SSD"; for traces, every block an
+// earlier request computed).
 struct ReplayWorkload {
   std::vector<ReplayRequest> requests;
   std::vector<KvObject> preloaded;
-  // Chunks not preloaded are stored once a request has computed them (trace workloads).
-  bool store_computed_chunks = false;
 };
 
 }  // namespace tempo

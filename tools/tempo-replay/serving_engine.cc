@@ -29,7 +29,7 @@ class Engine final : public ControllerObserver {
  public:
   Engine(const ReplayWorkload& w, const SimRuntimeConfig& stack, const EngineConfig& cfg,
          const StepCosts& costs)
-      : w_(w), cfg_(cfg), costs_(costs), rt_(stack) {
+      : cfg_(cfg), costs_(costs), rt_(stack) {
     dax_ = cfg.policy == "dax-l1";
     if (!dax_ && !parse_policy(cfg.policy))
       throw std::invalid_argument("unknown policy '" + cfg.policy + "': accepted " +
@@ -37,7 +37,10 @@ class Engine final : public ControllerObserver {
     if (cfg.max_active == 0 || cfg.generation_limit == 0)
       throw std::invalid_argument("max_active and generation_limit must be positive");
     rt_.controller.set_observer(this);
-    for (const KvObject& o : w.preloaded) rt_.device.add_object(o.key, o.bytes);
+    for (const KvObject& o : w.preloaded)
+      if (rt_.device.add_object(o.key, o.bytes) != 0)
+        throw std::invalid_argument("workload preloads object " + std::to_string(o.key) +
+                                    " twice or with zero bytes");
     live_.resize(w.requests.size());
     for (size_t i = 0; i < w.requests.size(); ++i) {
       live_[i].req = &w.requests[i];
@@ -187,7 +190,6 @@ class Engine final : public ControllerObserver {
         rt_.events.schedule_after(prefill, [this, &l] {
           l.rec.timing.first_token = now();
           l.generated = 1;
-          store_computed(l);
           if (l.generated >= l.req->output_tokens)
             finish(l);
           else
@@ -225,13 +227,6 @@ class Engine final : public ControllerObserver {
     l.rec.timing.output_tokens = l.generated;
     history_.record(l.generated);
     std::erase(running_, static_cast<size_t>(&l - live_.data()));
-  }
-
-  // Trace workloads: the chunks a prefill computed are stored for later requests.
-  void store_computed(const Live& l) {
-    if (!w_.store_computed_chunks) return;
-    for (const KvObject& o : l.req->prefix_chunks)
-      if (rt_.device.object_size(o.key) < 0) rt_.device.add_object(o.key, o.bytes);
   }
 
   // The runtime adapter: a snapshot after the scheduling iteration, projected to TTUs;
@@ -290,7 +285,6 @@ class Engine final : public ControllerObserver {
     return rt_.provider.ttr(l.claim, TtrMode::kStateAware).value_or(0);
   }
 
-  const ReplayWorkload& w_;
   EngineConfig cfg_;
   const StepCosts& costs_;
   SimRuntime rt_;

@@ -1,0 +1,269 @@
+#include "experiments.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+#include "report.h"
+
+namespace tempo {
+
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+int make_dirs(const std::string& path) {
+  std::string sofar;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i < path.size() && path[i] != '/') continue;
+    sofar = path.substr(0, i);
+    if (sofar.empty()) continue;
+    if (mkdir(sofar.c_str(), 0755) != 0 && errno != EEXIST) return -errno;
+  }
+  return 0;
+}
+
+struct Loaded {
+  ExecModel model;
+  std::unique_ptr<ExecModelCosts> costs;
+  ReplayWorkload workload;
+};
+
+int load(const ReplaySetup& s, Loaded* out, std::string* error) {
+  if (const int r = load_exec_model(s.model, s.gpu, &out->model, error); r != 0) return r;
+  out->costs = std::make_unique<ExecModelCosts>(out->model, s.device_link_bps);
+  return build_workload(s.workload, out->model, &out->workload, error);
+}
+
+std::vector<std::string> policies_of(const ReplaySetup& s, std::vector<std::string> fallback) {
+  return s.policies.empty() ? fallback : s.policies;
+}
+
+int run_grid(const std::vector<ReplaySetup>& setups,
+             const std::vector<std::vector<std::pair<std::string, std::string>>>& labels,
+             bool progress, std::vector<ExperimentRow>* rows, std::string* error) {
+  size_t total = 0;
+  for (const ReplaySetup& s : setups) total += policies_of(s, all_policies()).size();
+  Progress bar(progress, total);
+  for (size_t i = 0; i < setups.size(); ++i) {
+    Loaded l;
+    if (const int r = load(setups[i], &l, error); r != 0) return r;
+    for (const std::string& p : policies_of(setups[i], all_policies())) {
+      EngineConfig e = setups[i].engine;
+      e.policy = p;
+      try {
+        rows->push_back(
+            ExperimentRow{labels[i], run_serving(l.workload, setups[i].stack, e, *l.costs)});
+      } catch (const std::invalid_argument& ex) {
+        *error = ex.what();
+        return -EINVAL;
+      }
+      std::string what;
+      for (const auto& [k, v] : labels[i]) what += v + " ";
+      bar.step(what + p);
+    }
+  }
+  bar.finish();
+  return 0;
+}
+
+int write_csvs(const std::string& dir, const std::vector<ExperimentRow>& rows, std::string* error) {
+  if (const int r = make_dirs(dir); r != 0) {
+    *error = "cannot create " + dir;
+    return r;
+  }
+  if (write_summary_csv(dir + "/summary.csv", rows) != 0 ||
+      write_requests_csv(dir + "/requests.csv", rows) != 0) {
+    *error = "cannot write the CSVs under " + dir;
+    return -EIO;
+  }
+  return 0;
+}
+
+// Figure 1: staging lead before submission for one SSD-resident 64k-token prefix.
+int fig1(const ReplaySetup& s, std::string* error) {
+  ExecModel model;
+  if (const int r = load_exec_model(s.model, s.gpu, &model, error); r != 0) return r;
+  const ExecModelCosts costs(model, s.device_link_bps);
+  constexpr uint64_t kTokens = 65536, kQuestion = 64;
+  const uint64_t chunk_bytes = 256 * model.kv_bytes_per_token();
+  const std::string dir = s.out_dir + "/fig1";
+  if (make_dirs(dir) != 0) return -EIO;
+  std::ofstream f(dir + "/fig1.csv");
+  f << "lead_s,first_token_s,protected_gib_s,footprint_gib\n";
+  for (double lead : {0.0, 0.25, 0.5, 1.0, 2.0, 4.0}) {
+    SimRuntimeConfig c = s.stack;
+    c.controller.policy = *parse_policy("immediate");
+    SimRuntime rt(c);
+    Manifest m;
+    for (uint64_t k = 1; k <= kTokens / 256; ++k) {
+      rt.device.add_object(k, chunk_bytes);
+      m.push_back({k, chunk_bytes});
+    }
+    ClaimId id = 0;
+    rt.controller.report(m, sec_to_ns(lead), &id);  // staging starts `lead` before submission
+    rt.events.run_until(sec_to_ns(lead));
+    const double byte_time = rt.provider.ledger().byte_seconds(rt.clock.now());
+    RetrievalOutcome out{};
+    rt.controller.request_retrieval(id, &out);
+    while (rt.controller.claim(id)->state == ClaimState::kStaging) rt.events.run_next();
+    const TimeNs ready = std::max(rt.clock.now(), sec_to_ns(lead));
+    const TimeNs first =
+        ready + costs.retrieval_time(manifest_bytes(m)) + costs.prefill_time(kQuestion, kTokens);
+    f << lead << "," << ns_to_sec(first - sec_to_ns(lead)) << "," << byte_time / double(kGiB) << ","
+      << double(manifest_bytes(m)) / double(kGiB) << "\n";
+  }
+  return f.good() ? 0 : -EIO;
+}
+
+// Figure 2: a rank-one trigger commits at once; stage-ready time versus when the running
+// predecessor completes, with and without a staging backlog ahead.
+int fig2(const ReplaySetup& s, std::string* error) {
+  ExecModel model;
+  if (const int r = load_exec_model(s.model, s.gpu, &model, error); r != 0) return r;
+  const uint64_t chunk_bytes = 256 * model.kv_bytes_per_token();
+  const std::string dir = s.out_dir + "/fig2";
+  if (make_dirs(dir) != 0) return -EIO;
+  std::ofstream f(dir + "/fig2.csv");
+  f << "predecessor_s,footprint_gib,backlog_gib,stage_ready_s,margin_s\n";
+  for (double predecessor : {0.5, 4.0}) {
+    for (uint64_t footprint : {8, 12}) {
+      for (uint64_t backlog_ops : {0, 4}) {
+        SimRuntimeConfig c = s.stack;
+        c.controller.policy = *parse_policy("queue-1");
+        SimRuntime rt(c);
+        ObjectKey next = 1;
+        auto claim_of = [&](uint64_t gib) {
+          Manifest m;
+          for (uint64_t b = 0; b < gib * kGiB; b += chunk_bytes) {
+            rt.device.add_object(next, chunk_bytes);
+            m.push_back({next++, chunk_bytes});
+          }
+          return m;
+        };
+        for (uint64_t i = 0; i < backlog_ops; ++i) {
+          ClaimId b = 0;
+          RetrievalOutcome out{};
+          rt.controller.report(claim_of(8), 0, &b);
+          rt.controller.request_retrieval(b, &out);  // committed operations ahead
+        }
+        ClaimId target = 0;
+        rt.controller.report(claim_of(footprint), sec_to_ns(predecessor), &target);
+        const ClaimId order[] = {target};
+        rt.controller.update_order(order);  // the sole waiter: rank one, commits now
+        while (rt.controller.claim(target)->state != ClaimState::kStageReady) rt.events.run_next();
+        const double x = ns_to_sec(rt.controller.claim(target)->timing.ready);
+        f << predecessor << "," << footprint << "," << backlog_ops * 8 << "," << x << ","
+          << predecessor - x << "\n";
+      }
+    }
+  }
+  return f.good() ? 0 : -EIO;
+}
+
+int fig4(const ReplaySetup& s, std::string* error) {
+  std::vector<ReplaySetup> setups;
+  std::vector<std::vector<std::pair<std::string, std::string>>> labels;
+  for (const char* model : {"qwen2.5-14b-instruct", "llama-3.1-8b-instruct"}) {
+    for (double ratio : {0.5, 0.75, 1.0}) {
+      ReplaySetup x = s;
+      x.model = model;
+      x.workload.prefix_cache_ratio = ratio;
+      setups.push_back(x);
+      labels.push_back({{"model", model}, {"ratio", fmt(ratio * 100)}});
+    }
+  }
+  std::vector<ExperimentRow> rows;
+  if (const int r = run_grid(setups, labels, s.progress, &rows, error); r != 0) return r;
+  return write_csvs(s.out_dir + "/fig4", rows, error);
+}
+
+int fig5(const ReplaySetup& s, std::string* error) {
+  std::vector<ReplaySetup> setups;
+  std::vector<std::vector<std::pair<std::string, std::string>>> labels;
+  for (uint64_t gib : {100, 50, 25}) {
+    ReplaySetup x = s;
+    x.stack.device.capacity_bytes = gib * kGiB;
+    x.stack.provider.budget_bytes = gib * kGiB / 2;
+    setups.push_back(x);
+    labels.push_back({{"fast_tier_gib", fmt(double(gib))}, {"budget_gib", fmt(double(gib) / 2)}});
+  }
+  std::vector<ExperimentRow> rows;
+  if (const int r = run_grid(setups, labels, s.progress, &rows, error); r != 0) return r;
+  return write_csvs(s.out_dir + "/fig5", rows, error);
+}
+
+int fig6(const ReplaySetup& s, std::string* error) {
+  std::vector<ReplaySetup> setups;
+  std::vector<std::vector<std::pair<std::string, std::string>>> labels;
+  for (const char* workload : {"narrativeqa", "loogle"}) {
+    for (double rate : {0.2, 0.5, 1.0, 2.0, 4.0}) {
+      ReplaySetup x = s;
+      x.workload.name = workload;
+      x.workload.documents = 16;
+      x.workload.output_cap = 32;
+      x.workload.arrivals.kind = ArrivalKind::kFixedInterval;
+      x.workload.arrivals.interval = sec_to_ns(1.0 / rate);
+      if (x.policies.empty()) x.policies = {"tempo", "dax-l1"};
+      setups.push_back(x);
+      labels.push_back({{"workload", workload}, {"rate", fmt(rate)}});
+    }
+  }
+  std::vector<ExperimentRow> rows;
+  if (const int r = run_grid(setups, labels, s.progress, &rows, error); r != 0) return r;
+  return write_csvs(s.out_dir + "/fig6", rows, error);
+}
+
+}  // namespace
+
+ReplaySetup default_setup() {
+  ReplaySetup s;
+  s.stack.device = SimDeviceConfig{100 * kGiB, 11.0 * kGiB, 8, 100 * kNsPerUs, 2.0 * kGiB, "lru"};
+  s.stack.provider = ProviderConfig{50 * kGiB, 11.0 * kGiB, 11.0 * kGiB, 2 * kNsPerSec, 0};
+  s.stack.controller = ControllerConfig{*parse_policy("tempo"), 50 * kNsPerMs};
+  s.engine = EngineConfig{"tempo", 4, 128};
+  return s;
+}
+
+const std::vector<std::string>& all_policies() {
+  static const std::vector<std::string> kAll = {"demand",  "immediate",    "queue-1",
+                                                "queue-4", "tempo-static", "tempo"};
+  return kAll;
+}
+
+std::vector<std::string> experiment_names() {
+  return {"compare", "fig1", "fig2", "fig4", "fig5", "fig6"};
+}
+
+int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error) {
+  const std::vector<std::vector<std::pair<std::string, std::string>>> labels = {
+      {{"model", setup.model}, {"workload", setup.workload.name}}};
+  return run_grid({setup}, labels, setup.progress, rows, error);
+}
+
+int run_experiment(const std::string& name, const ReplaySetup& s, std::string* error) {
+  if (name == "compare") {
+    std::vector<ExperimentRow> rows;
+    if (const int r = run_comparison(s, &rows, error); r != 0) return r;
+    print_summary_table(stdout, rows);
+    return write_csvs(s.out_dir + "/compare", rows, error);
+  }
+  if (name == "fig1") return fig1(s, error);
+  if (name == "fig2") return fig2(s, error);
+  if (name == "fig4") return fig4(s, error);
+  if (name == "fig5") return fig5(s, error);
+  if (name == "fig6") return fig6(s, error);
+  *error = "unknown experiment '" + name + "': accepted compare, fig1, fig2, fig4, fig5, fig6";
+  return -EINVAL;
+}
+
+}  // namespace tempo

@@ -1,0 +1,48 @@
+// tempo-replay's experiments: the default policy comparison and the paper's figures, each
+// writing CSVs that scripts/figures/*.py draw.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/exec_model.h"
+#include "serving_engine.h"
+#include "workloads.h"
+
+namespace tempo {
+
+struct ReplaySetup {
+  std::string model = "llama-3.1-8b-instruct";
+  std::string gpu = "h100-pcie-80gb";
+  SimRuntimeConfig stack;  // device, budget, controller tick
+  EngineConfig engine;
+  WorkloadSpec workload;
+  double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)
+  std::vector<std::string> policies;             // empty: all six and (where asked) dax-l1
+  std::string out_dir = "tempo-replay-out";
+  bool progress = false;  // a progress bar on stderr
+};
+
+// The paper's defaults: 100 GiB fast tier, 50 GiB budget, 11 GiB/s staging in 8 slots,
+// 2 GiB/s demand path, 4 active sequences, NarrativeQA at 0.5 s intervals, 128-token cap.
+ReplaySetup default_setup();
+
+// The six commitment policies in the paper's order.
+const std::vector<std::string>& all_policies();
+
+struct ExperimentRow {
+  std::vector<std::pair<std::string, std::string>> labels;  // e.g. {"model", "llama"}
+  RunResult result;
+};
+
+// Runs `setup` once per policy. Returns 0 or a negative errno with *error.
+int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error);
+
+// Runs a named experiment ("compare", "fig1", "fig2", "fig4", "fig5", "fig6") and writes
+// its CSVs under setup.out_dir/<name>/. Prints the summary table for "compare".
+int run_experiment(const std::string& name, const ReplaySetup& setup, std::string* error);
+
+std::vector<std::string> experiment_names();
+
+}  // namespace tempo

@@ -1,0 +1,131 @@
+#include "report.h"
+
+#include <cerrno>
+#include <fstream>
+#include <map>
+
+namespace tempo {
+
+const char* path_name(RetrievalPath p) {
+  switch (p) {
+    case RetrievalPath::kNone:
+      return "none";
+    case RetrievalPath::kStaged:
+      return "staged";
+    case RetrievalPath::kOrdinary:
+      return "ordinary";
+    case RetrievalPath::kDaxL1:
+      return "dax-l1";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::string label_key(const ExperimentRow& r) {
+  std::string k;
+  for (const auto& [name, value] : r.labels) k += name + "=" + value + ";";
+  return k;
+}
+
+// The demand policy's run with the same labels, the baseline of the gains.
+std::map<std::string, const ServingSummary*> demand_baselines(
+    const std::vector<ExperimentRow>& rows) {
+  std::map<std::string, const ServingSummary*> base;
+  for (const ExperimentRow& r : rows)
+    if (r.result.policy == "demand") base[label_key(r)] = &r.result.summary;
+  return base;
+}
+
+double gain_pct(double ours, double base) { return base != 0 ? (ours - base) / base * 100 : 0; }
+
+}  // namespace
+
+void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows) {
+  const auto base = demand_baselines(rows);
+  std::fprintf(out, "%-13s %9s %10s %11s %12s %9s %10s %10s\n", "policy", "p95 TTFT", "mean TTFT",
+               "throughput", "C", "deferred", "p95 gain", "tput gain");
+  std::fprintf(out, "%-13s %9s %10s %11s %12s %9s %10s %10s\n", "", "(s)", "(s)", "(token/s)",
+               "(GiB*s/req)", "(claims)", "vs demand", "vs demand");
+  for (const ExperimentRow& r : rows) {
+    const ServingSummary& s = r.result.summary;
+    auto it = base.find(label_key(r));
+    std::string p95 = "-", tput = "-";
+    if (it != base.end()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%+.1f%%", -gain_pct(s.p95_ttft_s, it->second->p95_ttft_s));
+      p95 = buf;
+      std::snprintf(buf, sizeof buf, "%+.1f%%",
+                    gain_pct(s.throughput_tps, it->second->throughput_tps));
+      tput = buf;
+    }
+    std::fprintf(out, "%-13s %9.3f %10.3f %11.1f %12.2f %9llu %10s %10s\n", r.result.policy.c_str(),
+                 s.p95_ttft_s, s.mean_ttft_s, s.throughput_tps, s.c_gib_s_per_req,
+                 static_cast<unsigned long long>(r.result.deferred_claims), p95.c_str(),
+                 tput.c_str());
+  }
+}
+
+int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
+  std::ofstream f(path);
+  if (!f) return -errno;
+  const auto base = demand_baselines(rows);
+  if (!rows.empty())
+    for (const auto& [name, value] : rows.front().labels) f << name << ",";
+  f << "policy,completed,p95_ttft_s,mean_ttft_s,throughput_tps,c_gib_s_per_req,"
+       "capacity_deferrals,deferred_claims,ordinary_claims,staged_gib,demand_gib,"
+       "p95_ttft_reduction_pct,throughput_gain_pct\n";
+  for (const ExperimentRow& r : rows) {
+    const ServingSummary& s = r.result.summary;
+    for (const auto& [name, value] : r.labels) f << value << ",";
+    auto it = base.find(label_key(r));
+    const double p95_red = it != base.end() ? -gain_pct(s.p95_ttft_s, it->second->p95_ttft_s) : 0;
+    const double tput =
+        it != base.end() ? gain_pct(s.throughput_tps, it->second->throughput_tps) : 0;
+    f << r.result.policy << "," << s.completed << "," << s.p95_ttft_s << "," << s.mean_ttft_s << ","
+      << s.throughput_tps << "," << s.c_gib_s_per_req << "," << r.result.capacity_deferrals << ","
+      << r.result.deferred_claims << "," << r.result.ordinary_claims << ","
+      << double(r.result.staged_bytes) / double(1ull << 30) << ","
+      << double(r.result.demand_bytes) / double(1ull << 30) << "," << p95_red << "," << tput
+      << "\n";
+  }
+  return f.good() ? 0 : -EIO;
+}
+
+int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
+  std::ofstream f(path);
+  if (!f) return -errno;
+  if (!rows.empty())
+    for (const auto& [name, value] : rows.front().labels) f << name << ",";
+  f << "policy,request,arrival_s,ttft_s,finish_s,output_tokens,prompt_tokens,cached_tokens,"
+       "kv_bytes,path,admitted_s,kv_available_s,committed_s,ready_s,deferrals\n";
+  auto secs = [](TimeNs t) { return t < 0 ? std::string() : std::to_string(ns_to_sec(t)); };
+  for (const ExperimentRow& r : rows) {
+    for (const RequestRecord& q : r.result.requests) {
+      for (const auto& [name, value] : r.labels) f << value << ",";
+      f << r.result.policy << "," << q.id << "," << secs(q.timing.arrival) << ","
+        << ns_to_sec(q.timing.first_token - q.timing.arrival) << "," << secs(q.timing.finish) << ","
+        << q.timing.output_tokens << "," << q.prompt_tokens << "," << q.cached_tokens << ","
+        << q.kv_bytes << "," << path_name(q.path) << "," << secs(q.admitted) << ","
+        << secs(q.kv_available) << "," << secs(q.claim.committed) << "," << secs(q.claim.ready)
+        << "," << q.deferrals << "\n";
+    }
+  }
+  return f.good() ? 0 : -EIO;
+}
+
+void Progress::step(const std::string& label) {
+  ++done_;
+  if (!enabled_) return;
+  constexpr size_t kWidth = 30;
+  const size_t filled = total_ ? done_ * kWidth / total_ : kWidth;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40.40s", std::string(filled, '#').c_str(),
+               std::string(kWidth - filled, '.').c_str(), done_, total_, label.c_str());
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  if (enabled_) std::fprintf(stderr, "\n");
+}
+
+}  // namespace tempo

@@ -1,0 +1,35 @@
+// Output of tempo-replay: the terminal summary table, CSV files and a progress bar.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "experiments.h"
+
+namespace tempo {
+
+// policy | p95 TTFT | mean TTFT | throughput | C | deferrals | gains vs demand.
+void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows);
+
+// One row per run (labels, policy and summary figures).
+int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows);
+// One row per request of every run.
+int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>& rows);
+
+// Draws "[#####.....] done/total label" on stderr when it is a terminal.
+class Progress {
+ public:
+  Progress(bool enabled, size_t total) : enabled_(enabled), total_(total) {}
+  void step(const std::string& label);
+  void finish();
+
+ private:
+  bool enabled_;
+  size_t total_;
+  size_t done_ = 0;
+};
+
+const char* path_name(RetrievalPath p);
+
+}  // namespace tempo

@@ -1,0 +1,75 @@
+#include "workloads.h"
+
+#include <cerrno>
+#include <functional>
+#include <unordered_set>
+
+#include "workload/documents.h"
+#include "workload/request_set.h"
+#include "workload/trace.h"
+
+namespace tempo {
+
+ReplayWorkload to_replay(const std::vector<Request>& requests) {
+  ReplayWorkload w;
+  std::unordered_set<ObjectKey> seen;
+  for (const Request& r : requests) {
+    ReplayRequest q;
+    q.id = r.id;
+    q.arrival = r.arrival;
+    q.prompt_tokens = r.input_tokens;
+    q.chunk_tokens = r.chunk_tokens;
+    q.output_tokens = r.output_tokens;
+    for (uint64_t i = 0; i < r.cached_chunks(); ++i) {
+      const KvObject o{r.chunk_keys.at(i), r.chunk_bytes};
+      q.prefix_chunks.push_back(o);
+      if (seen.insert(o.key).second) w.preloaded.push_back(o);
+    }
+    w.requests.push_back(std::move(q));
+  }
+  return w;
+}
+
+int build_workload(const WorkloadSpec& spec, const ExecModel& model, ReplayWorkload* out,
+                   std::string* error) {
+  // One key space per model: the same text has different KV bytes under each.
+  const uint64_t key_namespace = std::hash<std::string>{}(model.model().name);
+  std::vector<Request> requests;
+  if (spec.name == "trace") {
+    TraceOptions t;
+    t.block_tokens = spec.trace_block_tokens;
+    t.kv_bytes_per_token = model.kv_bytes_per_token();
+    t.key_namespace = key_namespace;
+    t.skip_malformed = spec.skip_malformed;
+    TraceStats stats;
+    const int r = load_trace(spec.trace_path, t, &requests, &stats, error);
+    if (r != 0) return r;
+    for (Request& q : requests) q.output_tokens = std::min(q.output_tokens, spec.output_cap);
+  } else {
+    std::vector<Document> docs;
+    if (spec.name == "narrativeqa") {
+      docs = narrativeqa_documents(spec.seed, spec.documents ? spec.documents : 12);
+    } else if (spec.name == "loogle") {
+      docs = loogle_documents(spec.seed, spec.documents ? spec.documents : 16);
+    } else {
+      *error = "unknown workload '" + spec.name + "': accepted narrativeqa, loogle, trace";
+      return -EINVAL;
+    }
+    RequestSetOptions o;
+    o.prefix_cache_ratio = spec.prefix_cache_ratio;
+    o.chunk_tokens = spec.chunk_tokens;
+    o.kv_bytes_per_token = model.kv_bytes_per_token();
+    o.output.cap = spec.output_cap;
+    o.arrivals = spec.arrivals;
+    o.seed = spec.seed;
+    o.key_namespace = key_namespace;
+    if (const int r = make_requests(docs, o, &requests); r != 0) {
+      *error = "invalid workload options (prefix cache ratio in [0, 1], positive sizes and cap)";
+      return r;
+    }
+  }
+  *out = to_replay(requests);
+  return 0;
+}
+
+}  // namespace tempo
