@@ -14,10 +14,12 @@ using ClaimId = uint64_t;
 
 // A request holding one of the engine's active-sequence slots.
 struct RunningRequest {
-  uint64_t prompt_tokens_done = 0;       // prompt tokens whose KV is on the GPU
+  // Prompt tokens whose KV is on the GPU, or arriving by the pending retrieval below (the
+  // matched prefix counts as done: the prefill attends to it either way).
+  uint64_t prompt_tokens_done = 0;
   uint64_t prompt_tokens_remaining = 0;  // prompt tokens still to prefill
-  uint32_t tokens_generated = 0;         // output tokens so far (n)
-  uint64_t context_tokens = 0;           // tokens in its KV now
+  uint32_t tokens_generated = 0;         // output tokens so far (n), the prefill's included
+  uint64_t context_tokens = 0;           // tokens in its KV now (prompt + n - 1 when decoding)
   // KV still to retrieve before its prefill can run (admitted, retrieval not finished), and
   // how long from now until that retrieval can start (its staging), if known.
   uint64_t retrieval_bytes_remaining = 0;

@@ -157,6 +157,21 @@ TEST(TtuEstimator, RunningPrefillRunsFirst) {
   EXPECT_EQ(f.run()[0].ttu, 1000 * kMs);
 }
 
+TEST(TtuEstimator, RunningRequestStillRetrieving) {
+  Fixture f;
+  f.max_active = 2;
+  RunningRequest r;
+  r.prompt_tokens_done = 300;  // matched prefix, arriving by the pending retrieval
+  r.prompt_tokens_remaining = 10;
+  r.retrieval_bytes_remaining = 3000;
+  f.running = {r};
+  f.queue = {waiting(5, 1, 0, 0)};
+  EXPECT_EQ(f.run()[0].ttu, (3'000 + 10'000 + 3'000) * kUs);
+  // Its KV is still staging for 20 ms: the waiting request goes first.
+  f.running[0].ready_in = 20 * kMs;
+  EXPECT_EQ(f.run()[0].ttu, 0);
+}
+
 TEST(TtuEstimator, KnownStagingOfAPrecedingRequest) {
   Fixture f;
   f.max_active = 4;
