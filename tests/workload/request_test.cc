@@ -99,20 +99,28 @@ TEST(Arrivals, Timestamps) {
 
 TEST(OutputLengths, NaturalEndBelowTheCap) {
   Rng rng(3);
-  OutputLengthModel m;  // median 48, sigma 0.6, cap 128
+  OutputLengthModel m;  // median 112, sigma 0.35, cap 128
   int capped = 0;
+  double sum = 0;
   std::vector<uint32_t> v;
   for (int i = 0; i < 10'000; ++i) {
     const uint32_t n = draw_output_tokens(m, rng);
     ASSERT_GE(n, 1u);
     ASSERT_LE(n, 128u);
     capped += n == 128;
+    sum += n;
     v.push_back(n);
   }
   std::nth_element(v.begin(), v.begin() + 5'000, v.end());
-  EXPECT_NEAR(v[5'000], 48.0, 2.0);
-  // P(lognormal > 128) = P(z > ln(128/48)/0.6 = 1.63) = 5.1%.
-  EXPECT_NEAR(capped / 10'000.0, 0.051, 0.01);
+  EXPECT_NEAR(v[5'000], 112.0, 2.0);
+  // P(lognormal >= 128) = P(z > ln(128/112)/0.35 = 0.38) = 35.1%; the rest end naturally.
+  EXPECT_NEAR(capped / 10'000.0, 0.351, 0.015);
+  EXPECT_NEAR(sum / 10'000, 106.0, 1.5);  // E[min(X, 128)] = 61.0 + 128 x 0.351
+  // A tight cap (the paper's Figure 6 uses 32) makes nearly every request hit it.
+  m.cap = 32;
+  int at_cap = 0;
+  for (int i = 0; i < 1'000; ++i) at_cap += draw_output_tokens(m, rng) == 32;
+  EXPECT_GE(at_cap, 995);  // P(X < 32) = 0.02%
 }
 
 }  // namespace
