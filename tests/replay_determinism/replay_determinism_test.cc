@@ -1,0 +1,136 @@
+// tempo-replay's determinism guarantee under the sim device: the same setup and seed give
+// the same numbers, run after run, whatever else ran before in the process; the CSVs of an
+// experiment are byte-identical; and the seed is what decides the workload.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "experiments.h"
+
+namespace tempo {
+namespace {
+
+std::vector<ExperimentRow> compare(const ReplaySetup& s) {
+  std::vector<ExperimentRow> rows;
+  std::string error;
+  EXPECT_EQ(run_comparison(s, &rows, &error), 0) << error;
+  return rows;
+}
+
+// Every per-request time of two runs, exactly (virtual time is integer nanoseconds).
+void expect_same_requests(const RunResult& a, const RunResult& b) {
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    const RequestRecord& x = a.requests[i];
+    const RequestRecord& y = b.requests[i];
+    SCOPED_TRACE(a.policy + " request " + std::to_string(x.id));
+    EXPECT_EQ(x.id, y.id);
+    EXPECT_EQ(x.timing.arrival, y.timing.arrival);
+    EXPECT_EQ(x.timing.first_token, y.timing.first_token);
+    EXPECT_EQ(x.timing.finish, y.timing.finish);
+    EXPECT_EQ(x.timing.output_tokens, y.timing.output_tokens);
+    EXPECT_EQ(x.kv_bytes, y.kv_bytes);
+    EXPECT_EQ(x.path, y.path);
+    EXPECT_EQ(x.admitted, y.admitted);
+    EXPECT_EQ(x.kv_available, y.kv_available);
+    EXPECT_EQ(x.claim.committed, y.claim.committed);
+    EXPECT_EQ(x.claim.ready, y.claim.ready);
+    EXPECT_EQ(x.deferrals, y.deferrals);
+  }
+}
+
+void expect_same_run(const RunResult& a, const RunResult& b) {
+  EXPECT_EQ(a.policy, b.policy);
+  EXPECT_EQ(a.end_time, b.end_time);
+  EXPECT_EQ(a.ledger_byte_seconds, b.ledger_byte_seconds);
+  EXPECT_EQ(a.summary.p95_ttft_s, b.summary.p95_ttft_s);
+  EXPECT_EQ(a.summary.throughput_tps, b.summary.throughput_tps);
+  EXPECT_EQ(a.summary.c_gib_s_per_req, b.summary.c_gib_s_per_req);
+  EXPECT_EQ(a.capacity_deferrals, b.capacity_deferrals);
+  EXPECT_EQ(a.staged_bytes, b.staged_bytes);
+  EXPECT_EQ(a.demand_bytes, b.demand_bytes);
+  expect_same_requests(a, b);
+}
+
+// A setup with some pressure, so that the policies take different decisions: a 25 GiB
+// fast tier with a 12.5 GiB budget, and dax-l1 alongside the six.
+ReplaySetup pressured() {
+  ReplaySetup s = default_setup();
+  s.stack.device.capacity_bytes = 25ull << 30;
+  s.stack.provider.budget_bytes = 25ull << 29;
+  s.policies = all_policies();
+  s.policies.push_back("dax-l1");
+  return s;
+}
+
+TEST(ReplayDeterminism, SameSeedSameNumbers) {
+  const std::vector<ExperimentRow> a = compare(pressured());
+  const std::vector<ExperimentRow> b = compare(pressured());
+  ASSERT_EQ(a.size(), 7u);
+  ASSERT_EQ(b.size(), 7u);
+  for (size_t i = 0; i < a.size(); ++i) expect_same_run(a[i].result, b[i].result);
+}
+
+TEST(ReplayDeterminism, ARunDoesNotDependOnWhatRanBefore) {
+  const std::vector<ExperimentRow> all = compare(pressured());
+  ReplaySetup alone = pressured();
+  alone.policies = {"tempo"};
+  const std::vector<ExperimentRow> one = compare(alone);
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(all.at(5).result.policy, "tempo");
+  expect_same_run(one[0].result, all[5].result);
+}
+
+TEST(ReplayDeterminism, TheSeedDecidesTheWorkload) {
+  ReplaySetup s = default_setup();
+  s.policies = {"demand"};
+  ReplaySetup t = s;
+  t.workload.seed = 2;
+  const RunResult a = compare(s).at(0).result;
+  const RunResult b = compare(t).at(0).result;
+  ASSERT_EQ(a.requests.size(), 12u);
+  ASSERT_EQ(b.requests.size(), 12u);
+  bool differs = false;
+  for (size_t i = 0; i < a.requests.size(); ++i)
+    differs |= a.requests[i].prompt_tokens != b.requests[i].prompt_tokens ||
+               a.requests[i].timing.output_tokens != b.requests[i].timing.output_tokens;
+  EXPECT_TRUE(differs) << "seeds 1 and 2 gave the same prompts and outputs";
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The CSVs the figure scripts read: two runs of an experiment write identical bytes.
+TEST(ReplayDeterminism, ExperimentCsvsAreByteIdentical) {
+  const std::filesystem::path base =
+      std::filesystem::temp_directory_path() / ("tempo-replay-det-" + std::to_string(getpid()));
+  for (const char* experiment : {"fig4", "fig6"}) {
+    SCOPED_TRACE(experiment);
+    std::string out[2];
+    for (int i = 0; i < 2; ++i) {
+      ReplaySetup s = default_setup();
+      s.out_dir = (base / std::to_string(i)).string();
+      std::string error;
+      ASSERT_EQ(run_experiment(experiment, s, &error), 0) << error;
+      out[i] = s.out_dir + "/" + experiment;
+    }
+    for (const char* file : {"summary.csv", "requests.csv"}) {
+      const std::string a = slurp(std::filesystem::path(out[0]) / file);
+      EXPECT_GT(a.size(), 100u) << file;
+      EXPECT_EQ(a, slurp(std::filesystem::path(out[1]) / file)) << file;
+    }
+  }
+  std::filesystem::remove_all(base);
+}
+
+}  // namespace
+}  // namespace tempo
