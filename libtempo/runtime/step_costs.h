@@ -26,6 +26,7 @@ class StepCosts {
 
 // StepCosts from the shared execution-time model. Retrieval runs over the GPU's host link,
 // or at `retrieval_bps` (bytes/s) when that is given and slower (a CXL device's link).
+// Holds a reference: `model` must outlive it.
 class ExecModelCosts final : public StepCosts {
  public:
   explicit ExecModelCosts(const ExecModel& model, double retrieval_bps = 0)
