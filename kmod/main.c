@@ -45,6 +45,10 @@ static unsigned long long dax_size;
 module_param(dax_size, ullong, 0444);
 MODULE_PARM_DESC(dax_size, "bytes of that range (0: use kernel pages)");
 
+static bool dax_dma = true;
+module_param(dax_dma, bool, 0444);
+MODULE_PARM_DESC(dax_dma, "fill the DAX range by DMA (default); N: read into pages and copy");
+
 #define TEMPO_FS_MAGIC 0x74656d70
 #define TEMPO_MAX_EXTENT_KB (64 * 1024)
 
@@ -300,7 +304,7 @@ static int __init tempo_init(void)
 		goto out_put_bdev;
 	}
 
-	ret = tempo_tier_init(dev, (u64)fast_mb << 20, dax_start, dax_size);
+	ret = tempo_tier_init(dev, (u64)fast_mb << 20, dax_start, dax_size, dax_dma);
 	if (ret) {
 		pr_err("tempo: fast tier setup failed: %d\n", ret);
 		goto out_put_bdev;

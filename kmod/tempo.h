@@ -42,6 +42,7 @@ struct tempo_slot {
 	struct list_head waiters;
 	bool fault_fill; /* protected by dev->lock: a fault started the fill */
 	u64 fill_start_ns;
+	struct page *bounce; /* the fill's bounce buffer when dev->dax_bounce */
 	blk_status_t bio_status; /* written by the bio end_io, read by work */
 	struct work_struct work; /* completes the fill in process context */
 };
@@ -60,6 +61,9 @@ struct tempo_dev {
 	u32 nr_slots;
 	struct tempo_slot *slots;
 	struct page **page_blocks; /* TEMPO_FAST_PAGES: one block per slot */
+	void *dax_kaddr; /* TEMPO_FAST_DAX: kernel mapping of the range */
+	u64 dax_start;
+	bool dax_bounce; /* fill DAX slots by CPU copy from a page bounce buffer */
 
 	struct mutex lock;
 	struct xarray map; /* protected by lock: extent index -> slot */
@@ -121,7 +125,8 @@ int tempo_copy_ranges(const struct tempo_dev *dev, u64 uptr, u32 nr, u64 **exts,
 		      u64 *bytes);
 
 /* tier.c: slots, fills, eviction */
-int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 dax_size);
+int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 dax_size,
+		    bool dax_dma);
 void tempo_tier_exit(struct tempo_dev *dev);
 struct tempo_slot *tempo_slot_get_locked(struct tempo_dev *dev, u64 ext);
 void tempo_fill_submit(struct tempo_dev *dev, struct tempo_slot *slot);

@@ -5,6 +5,7 @@
  * LRU eviction of unpinned resident extents.
  */
 #include <linux/bio.h>
+#include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 
@@ -27,10 +28,13 @@ static void tempo_slot_init(struct tempo_dev *dev, struct tempo_slot *slot, unsi
 /*
  * Sets up fast_bytes of kernel pages, or the Device-DAX range
  * [dax_start, dax_start + dax_size) when dax_size is not zero. The DAX range
- * must have struct pages (a devdax namespace bound to device_dax), so bios
- * can read straight into it. May sleep.
+ * must have struct pages (a devdax namespace bound to device_dax). Fills DMA
+ * straight into it, or with !dax_dma read into a bounce buffer and copy (for
+ * platforms whose disks cannot DMA into the range, such as QEMU's emulated
+ * CXL window). May sleep.
  */
-int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 dax_size)
+int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 dax_size,
+		    bool dax_dma)
 {
 	unsigned int order = dev->extent_shift - PAGE_SHIFT;
 	unsigned long pfn;
@@ -55,7 +59,12 @@ int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 da
 		if (!PAGE_ALIGNED(dax_start) || !pfn_valid(PHYS_PFN(dax_start)) ||
 		    !pfn_valid(PHYS_PFN(dax_start + dax_size - 1)))
 			goto out_free_slots;
+		dev->dax_kaddr = memremap(dax_start, dax_size, MEMREMAP_WB);
+		if (!dev->dax_kaddr)
+			goto out_free_slots;
 		dev->fast_kind = TEMPO_FAST_DAX;
+		dev->dax_start = dax_start;
+		dev->dax_bounce = !dax_dma;
 		pfn = PHYS_PFN(dax_start);
 		for (i = 0; i < dev->nr_slots; i++)
 			tempo_slot_init(dev, &dev->slots[i], pfn + ((unsigned long)i << order));
@@ -96,6 +105,8 @@ void tempo_tier_exit(struct tempo_dev *dev)
 			__free_pages(dev->page_blocks[i], dev->extent_shift - PAGE_SHIFT);
 		kvfree(dev->page_blocks);
 	}
+	if (dev->dax_kaddr)
+		memunmap(dev->dax_kaddr);
 	kvfree(dev->slots);
 	xa_destroy(&dev->map);
 }
@@ -165,15 +176,41 @@ static void tempo_fill_end_io(struct bio *bio)
 /* Reads the slot's extent from the backing device. Called without dev->lock. */
 void tempo_fill_submit(struct tempo_dev *dev, struct tempo_slot *slot)
 {
+	struct page *target = pfn_to_page(slot->pfn);
 	struct bio *bio;
 
+	if (dev->dax_bounce) {
+		slot->bounce =
+			alloc_pages(GFP_KERNEL | __GFP_NOWARN, dev->extent_shift - PAGE_SHIFT);
+		if (!slot->bounce) {
+			slot->bio_status = BLK_STS_RESOURCE;
+			queue_work(dev->wq, &slot->work);
+			return;
+		}
+		target = slot->bounce;
+	}
 	/* A one-vector bio with a multi-page bvec; the block layer splits it. */
 	bio = bio_alloc(dev->bdev, 1, REQ_OP_READ, GFP_KERNEL | __GFP_NOFAIL);
 	bio->bi_iter.bi_sector = tempo_ext_offset(dev, slot->ext) >> SECTOR_SHIFT;
 	bio->bi_private = slot;
 	bio->bi_end_io = tempo_fill_end_io;
-	__bio_add_page(bio, pfn_to_page(slot->pfn), dev->extent_bytes, 0);
+	__bio_add_page(bio, target, dev->extent_bytes, 0);
 	submit_bio(bio);
+}
+
+/* Copies a bounce buffer into the slot's DAX memory and frees it. May sleep. */
+static void tempo_fill_copy_bounce(struct tempo_dev *dev, struct tempo_slot *slot, bool ok)
+{
+	void *dst = dev->dax_kaddr + (PFN_PHYS(slot->pfn) - dev->dax_start);
+	unsigned long i, n = dev->extent_bytes >> PAGE_SHIFT;
+
+	for (i = 0; ok && i < n; i++) {
+		memcpy_flushcache(dst + (i << PAGE_SHIFT), page_address(slot->bounce + i),
+				  PAGE_SIZE);
+		cond_resched();
+	}
+	__free_pages(slot->bounce, dev->extent_shift - PAGE_SHIFT);
+	slot->bounce = NULL;
 }
 
 /* Makes an unpinned resident slot the most recently used. Caller holds dev->lock. */
@@ -237,6 +274,9 @@ static void tempo_fill_work(struct work_struct *work)
 	struct tempo_batch_ext *be, *next;
 	int status = blk_status_to_errno(slot->bio_status);
 
+	/* the slot is FILLING: nothing else touches its memory yet */
+	if (slot->bounce)
+		tempo_fill_copy_bounce(dev, slot, !status);
 	mutex_lock(&dev->lock);
 	if (slot->fault_fill) {
 		dev->stats.fault_fills++;

@@ -33,6 +33,7 @@ static void drain(struct worker* w, int fd, const uint8_t* m, int block) {
     if (c.status) note_errno(w, -c.status);
     if (!(c.flags & TEMPO_STAGE_F_PIN) || c.status) continue;
     // ticket = the staged extent: pinned data must be the disk's, then release it.
+    w->pins++;
     uint64_t off = c.ticket * dut.info.extent_bytes;
     w->mismatches += pattern_mismatch(m + off, off, dut.info.extent_bytes) ? 1 : 0;
     if (unpin1(fd, off, dut.info.extent_bytes)) note_errno(w, errno);

@@ -19,8 +19,11 @@ static void check_equals_disk(const uint8_t* m, uint64_t off, uint64_t len) {
   void* buf;
   if (posix_memalign(&buf, 4096, len)) return tfail(__FILE__, __LINE__, "no memory");
   CHECK(disk_read(buf, off, len) == 0, "disk read at %llu", (unsigned long long)off);
-  CHECK(!memcmp(m + off, buf, len), "mapping differs from disk at %llu+%llu",
-        (unsigned long long)off, (unsigned long long)len);
+  const uint64_t *got = (const uint64_t*)(m + off), *want = buf;
+  uint64_t i = 0;
+  while (i < len / 8 && got[i] == want[i]) i++;
+  CHECK(i == len / 8, "mapping differs from disk at %llu: %016llx, disk %016llx",
+        (unsigned long long)(off + 8 * i), (unsigned long long)got[i], (unsigned long long)want[i]);
   CHECK(pattern_mismatch(buf, off, len) == 0, "disk does not hold the pattern at %llu",
         (unsigned long long)off);
   free(buf);
@@ -67,7 +70,8 @@ static void test_fault_fill_equals_disk(void) {
   CHECK(s1.fault_fills - s0.fault_fills == touched, "fault fills %llu for %llu extents",
         (unsigned long long)(s1.fault_fills - s0.fault_fills), (unsigned long long)touched);
   CHECK(s1.fault_bytes - s0.fault_bytes == touched * e, "fault bytes");
-  CHECK(s1.evictions - s0.evictions == touched - dut.info.fast_bytes / e, "evictions %llu",
+  const uint64_t slots = dut.info.fast_bytes / e;
+  CHECK(s1.evictions - s0.evictions == (touched > slots ? touched - slots : 0), "evictions %llu",
         (unsigned long long)(s1.evictions - s0.evictions));
   check_equals_disk(m, 3 * e, e);
   munmap((void*)m, dut.info.size);

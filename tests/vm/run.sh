@@ -6,7 +6,7 @@
 # Usage: tests/vm/run.sh BUILD_DIR TEMPO_KO [GUEST_BINARY...]
 #   GUEST_BINARY: extra programs (and their shared libraries) copied to the guest's /bin;
 #   the guest init runs those it knows (see init.sh).
-# Env: VM_TIMEOUT (seconds, default 600), VM_SMP (default 2).
+# Env: VM_TIMEOUT (seconds, default 300), VM_SMP (default 2).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -14,7 +14,7 @@ repo=$(cd "$here/../.." && pwd)
 build=$(mkdir -p "$1" && cd "$1" && pwd)
 ko=$2
 shift 2
-timeout_s=${VM_TIMEOUT:-600}
+timeout_s=${VM_TIMEOUT:-300}
 kver=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p')
 [ -n "$kver" ] || { echo "vm-test: linux-headers-amd64 is not installed" >&2; exit 2; }
 start=$(date +%s)
@@ -46,13 +46,13 @@ chmod +x "$root/init"
 cp "$ko" "$root/lib/tempo/tempo.ko"
 modules=(virtio_pci virtio_blk cxl_acpi cxl_pci cxl_mem cxl_pmem nd_pmem dax_pmem device_dax)
 for m in "${modules[@]}"; do
-  modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
+  modprobe -C /dev/null -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | sort -u | while read -r path; do
   rel=${path#"$kroot"}
   mkdir -p "$root$(dirname "$rel")"
   cp "$path" "$root$rel"
 done
-cp "$kroot/lib/modules/$kver/modules.builtin" "$kroot/lib/modules/$kver/modules.order" \
+cp "$kroot/lib/modules/$kver/"modules.{builtin,builtin.modinfo,order} \
   "$root/lib/modules/$kver/"
 depmod -b "$root" "$kver"
 
@@ -93,6 +93,7 @@ timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
   -object memory-backend-file,id=cxl-lsa0,share=on,mem-path="$build/cxl-lsa.raw",size=256M \
   -device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1 \
   -device cxl-rp,port=0,bus=cxl.1,id=rp0,chassis=0,slot=2 \
+  -device cxl-rp,port=1,bus=cxl.1,id=rp1,chassis=0,slot=3 \
   -device cxl-type3,bus=rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0 \
   -M cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G \
   </dev/null 2>&1 | tr -d '\r' | tee "$log" | grep --line-buffered -E '^(PASS|FAIL|SKIP|#|tempo-vm)'
