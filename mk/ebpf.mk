@@ -1,6 +1,6 @@
 # eBPF observability (ebpf/): libbpf CO-RE tools tempostat and tempomargin, their host test.
 #   make ebpf       build the tools into $(EBPF_OUT) (vmlinux.h generated from the running kernel)
-#   make test-ebpf  run tests/ebpf/run.py (needs root; mounts tracefs if needed)
+#   make test-ebpf  run tests/ebpf/run.py: probe driver and tempo-replay (root; mounts tracefs)
 #   make test-ebpf-vm  the tools on tempo.ko's tracepoints in a QEMU guest (tests/ebpf/vm_kstage.sh)
 #   make bench-ebpf    probe overhead: per hit, and a replay attached vs detached (tests/ebpf/bench.py)
 EBPF_OUT    ?= build-ebpf
@@ -16,7 +16,7 @@ EBPF_LIBS   := -lbpf -lelf -lz
 EBPF_COMMON := ebpf/tool.c ebpf/hist_print.c
 EBPF_HDRS   := $(wildcard ebpf/*.h)
 
-.PHONY: ebpf test-ebpf test-ebpf-vm bench-ebpf ebpf-deps
+.PHONY: ebpf test-ebpf test-ebpf-vm bench-ebpf ebpf-deps ebpf-replay
 .SECONDARY:
 
 ebpf-deps:
@@ -47,8 +47,16 @@ $(EBPF_OUT)/probe-cost: tests/ebpf/probe_cost.c libtempo/core/probes.h
 	@mkdir -p $(EBPF_OUT)
 	$(EBPF_CC) $(EBPF_CFLAGS) $< -o $@
 
-test-ebpf: ebpf
-	@$(PY) tests/ebpf/run.py $(EBPF_OUT)
+# tempo-replay, built in our own CMake tree, for the replay check of test-ebpf.
+EBPF_CMAKE  := $(EBPF_OUT)/cmake
+EBPF_REPLAY := $(EBPF_CMAKE)/tools/tempo-replay/tempo-replay
+
+ebpf-replay: deps
+	@[ -f $(EBPF_CMAKE)/build.ninja ] || cmake -S . -B $(EBPF_CMAKE) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(EBPF_CMAKE) -j $(JOBS) --target tempo-replay
+
+test-ebpf: ebpf ebpf-replay
+	@$(PY) tests/ebpf/run.py $(EBPF_OUT) --replay $(EBPF_REPLAY)
 
 # tempo.ko comes from `make kmod` (build-kmod/), the guest kernel from the kmod deps.
 test-ebpf-vm: ebpf kmod

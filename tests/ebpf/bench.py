@@ -43,16 +43,6 @@ def probe_cost(build, attached):
     return res
 
 
-def bt_for_binary(binary, tmpdir):
-    """tempo_margin.bt for every process of `binary`: usdt:*: needs -p, a path does not."""
-    with open(os.path.join(run.BT_DIR, "tempo_margin.bt")) as f:
-        text = f.read().replace("usdt:*:", f"usdt:{binary}:")
-    path = os.path.join(tmpdir, "tempo_margin_bin.bt")
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
 def replay_once(build, cmd, bt_script):
     """Wall time of one replay; with bt_script, tempomargin and bpftrace attached first."""
     tools = []
@@ -83,7 +73,7 @@ def main():
     out = {"probe_detached": probe_cost(build, False), "probe_attached": probe_cost(build, True)}
     if len(sys.argv) > 2:
         cmd = [os.path.abspath(sys.argv[2])] + sys.argv[3:]
-        bt = bt_for_binary(cmd[0], build)
+        bt = run.bt_for_binary(os.path.join(run.BT_DIR, "tempo_margin.bt"), cmd[0], build)
         detached, attached = [], []
         for _ in range(REPS):  # interleaved, so drift hits both alike
             detached.append(replay_once(build, cmd, None))

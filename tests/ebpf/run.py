@@ -4,8 +4,14 @@ probe_driver, which fires a known sequence of libtempo USDT probes, and must rep
 the counts, byte totals and histogram slots the driver fired. Also checks the tools' refusals
 (no root, no tracefs, bad arguments).
 
-Usage: tests/ebpf/run.py BUILD_DIR   (root; mounts tracefs at /sys/kernel/tracing if needed)
+With --replay, the same tools and scripts attach to every process of tempo-replay, which
+then serves a workload under six policies with a tight budget; the counts and byte totals
+they report must equal the replay's own CSVs.
+
+Usage: tests/ebpf/run.py BUILD_DIR [--replay TEMPO_REPLAY]
+       (root; mounts tracefs at /sys/kernel/tracing if needed)
 """
+import csv
 import json
 import os
 import subprocess
@@ -144,6 +150,17 @@ def start_bpftrace(script, pid, binary):
     return p
 
 
+def bt_for_binary(script, binary, tmpdir):
+    """A copy of a USDT script for every process of `binary`: usdt:*: needs -p, a path
+    does not."""
+    with open(script) as f:
+        text = f.read().replace("usdt:*:", f"usdt:{binary}:")
+    path = os.path.join(tmpdir, os.path.basename(script).replace(".bt", "_bin.bt"))
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def bt_maps(out):
     """The keyed count()/sum() maps and hists a bpftrace -f json run printed."""
     maps = {}
@@ -246,6 +263,93 @@ def test_binary_path(build):
         check(got == fired[f], f"tempostat -b {f}: {got} == {fired[f]}")
 
 
+REPLAY_POLICIES = "demand,immediate,queue-2,tempo-static,tempo,dax-l1"
+
+
+def csv_rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_replay(build, replay):
+    """The replay's own CSVs against tempostat, tempomargin and both bpftrace scripts, all
+    attached (to every process of the replay binary) before it starts."""
+    print(f"== tools and bpftrace vs. tempo-replay ({REPLAY_POLICIES}, 8 GiB budget)")
+    out_dir = os.path.join(build, "replay-test")
+    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", replay, "1"])
+    margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-b", replay])
+    bts = {name: start_bpftrace(bt_for_binary(os.path.join(BT_DIR, name), replay, build), None,
+                                replay)
+           for name in ("tempo_margin.bt", "tempo_stat.bt")}
+    r = subprocess.run([replay, "-p", REPLAY_POLICIES, "--budget", "8GiB", "-o", out_dir],
+                       capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, f"tempo-replay exits 0 ({r.stderr.strip()[:200]})")
+    outs = {}
+    for name, p in [("tempostat", stat), ("tempomargin", margin)] + list(bts.items()):
+        p.send_signal(2)
+        out, err = p.communicate(timeout=60)
+        check(p.returncode == 0, f"{name} exits 0 on SIGINT")
+        outs[name] = out
+
+    rows = csv_rows(os.path.join(out_dir, "compare", "requests.csv"))
+    summary = csv_rows(os.path.join(out_dir, "compare", "summary.csv"))
+    staged = [r for r in rows if r["path"] == "staged"]
+    want = {
+        "reports": sum(r["path"] in ("staged", "ordinary") for r in rows),
+        "commits": sum(r["committed_s"] != "" for r in rows),
+        "readies": len(staged),
+        "transfers": len(staged),
+        "transfer_ends": len(staged),
+        "transfer_bytes": sum(int(r["kv_bytes"]) for r in staged),
+        "ready_bytes": sum(int(r["kv_bytes"]) for r in staged),
+        "defers": sum(int(s["capacity_deferrals"]) for s in summary),
+        "ordinary": sum(int(s["ordinary_claims"]) for s in summary),
+    }
+    check(want["transfers"] > 0 and want["defers"] > 0 and want["ordinary"] > 0,
+          f"the replay staged ({want['transfers']}), deferred ({want['defers']}) and took the "
+          f"ordinary path ({want['ordinary']})")
+    check(want["defers"] == sum(int(r["deferrals"]) for r in rows),
+          "replay: summary deferrals == per-request deferrals")
+
+    lines = [json.loads(l) for l in outs["tempostat"].splitlines() if l]
+    total = {f: sum(l[f] for l in lines) for f in STAT_FIELDS}
+    for f, v in want.items():
+        check(total[f] == v, f"tempostat {f}: {total[f]} == replay's {v}")
+    staged_gib = sum(float(s["staged_gib"]) for s in summary)
+    check(abs(total["staged_bytes"] / 2**30 - staged_gib) <= 0.5e-4 * len(summary),
+          f"tempostat staged_bytes {total['staged_bytes']} == replay's {staged_gib} GiB "
+          "(to its printed precision)")
+    check(total["stage_errors"] == 0 and total["stage_completes"] == total["stage_submits"],
+          f"tempostat: every staging read completed ({total['stage_completes']})")
+    check(lines[-1]["protected_bytes"] == 0 and lines[-1]["ledger_synced"],
+          "tempostat: the ledger ends empty")
+
+    m = [json.loads(l) for l in outs["tempomargin"].splitlines() if l][-1]
+    n = m["margin_early"]["count"] + m["margin_late"]["count"]
+    b = m["margin_early"]["bytes"] + m["margin_late"]["bytes"]
+    check(n == want["transfers"], f"tempomargin margin events {n} == replay's staged {want['transfers']}")
+    check(b == want["transfer_bytes"], f"tempomargin margin bytes {b} == replay's {want['transfer_bytes']}")
+    check(m["stage_latency"]["count"] == total["stage_completes"] and
+          m["stage_latency"]["bytes"] == total["stage_submit_bytes"],
+          f"tempomargin staging reads {m['stage_latency']['count']} == tempostat's")
+
+    bm = bt_maps(outs["tempo_margin.bt"])
+    n = bm["@count"].get("early", 0) + bm["@count"].get("late", 0)
+    b = bm["@bytes"].get("early", 0) + bm["@bytes"].get("late", 0)
+    check(n == want["transfers"], f"tempo_margin.bt margin events {n} == replay's {want['transfers']}")
+    check(b == want["transfer_bytes"], f"tempo_margin.bt margin bytes {b} == replay's {want['transfer_bytes']}")
+    check(bm["@count"].get("early", 0) == m["margin_early"]["count"],
+          "tempo_margin.bt early/late split == tempomargin's")
+    bs = bt_maps(outs["tempo_stat.bt"])
+    for key, field in (("commits", "commits"), ("defers", "defers"), ("transfers", "transfers")):
+        check(bs["@total"].get(key, 0) == want[field],
+              f"tempo_stat.bt @total[{key}] {bs['@total'].get(key, 0)} == replay's {want[field]}")
+    check(bs["@total_bytes"].get("transfers") == want["transfer_bytes"],
+          "tempo_stat.bt @total_bytes[transfers] == replay's")
+    check(bs["@total_bytes"].get("staged") == total["staged_bytes"],
+          "tempo_stat.bt @total_bytes[staged] == tempostat's")
+
+
 def run_refusal(args, what, needle, pre=None):
     p = subprocess.run((pre or []) + args, capture_output=True, text=True, timeout=60)
     check(p.returncode != 0 and needle in p.stderr,
@@ -271,10 +375,11 @@ def test_refusals(build):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--replay"):
         print(__doc__)
         return 2
     build = os.path.abspath(sys.argv[1])
+    replay = os.path.abspath(sys.argv[3]) if len(sys.argv) == 4 else None
     if os.geteuid() != 0:
         print("SKIP: tests/ebpf needs root (BPF programs, uprobes, tracefs)")
         return 0
@@ -283,6 +388,10 @@ def main():
     test_counts(build)
     test_binary_path(build)
     test_refusals(build)
+    if replay:
+        test_replay(build, replay)
+    else:
+        print("SKIP: the replay check (no --replay TEMPO_REPLAY given)")
     if failures:
         print(f"{len(failures)} check(s) FAILED")
         return 1
