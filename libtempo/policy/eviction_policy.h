@@ -55,8 +55,9 @@ struct PolicyOptions {
   size_t capacity_entries = 0;
   // Weight of the newest gap in the ewma policy's next-touch predictor, in (0, 1].
   double ewma_alpha = 0.5;
-  // Learning rate of the adaptive policy (LeCaR's lambda).
+  // Learning rate of the adaptive policy (LeCaR's lambda) and the experts it weighs.
   double adaptive_learning_rate = 0.45;
+  std::vector<std::string> adaptive_experts{"lru", "reuse-frequency-persistent", "ewma"};
   // Required by "min"; must outlive the policy.
   const FutureOracle* future = nullptr;
 };

@@ -36,8 +36,16 @@ std::unique_ptr<EvictionPolicy> make_eviction_policy(std::string_view name,
   }
   if (name == "arc") return std::make_unique<ArcPolicy>(o.capacity_entries);
   if (name == "adaptive") {
-    if (!(o.adaptive_learning_rate > 0)) return nullptr;
-    return std::make_unique<AdaptivePolicy>(o.capacity_entries, o.adaptive_learning_rate);
+    if (!(o.adaptive_learning_rate > 0) || o.adaptive_experts.empty()) return nullptr;
+    std::vector<std::unique_ptr<EvictionPolicy>> experts;
+    for (const auto& e : o.adaptive_experts) {
+      if (e == "adaptive" || e == "min") return nullptr;
+      auto p = make_eviction_policy(e, o);
+      if (!p) return nullptr;
+      experts.push_back(std::move(p));
+    }
+    return std::make_unique<AdaptivePolicy>(std::move(experts), o.capacity_entries,
+                                            o.adaptive_learning_rate);
   }
   if (name == "min" && o.future != nullptr) return std::make_unique<BeladyPolicy>(*o.future);
   return nullptr;

@@ -119,28 +119,46 @@ TEST(Arc, RemoveForgetsWhileEvictRemembers) {
   EXPECT_EQ(arc.pick_victim(), std::optional<BlockId>(2));  // 1 is cold again, 2 is older
 }
 
-TEST(Adaptive, RegretShiftsWeightTowardTheExpertThatWasRight) {
-  AdaptivePolicy p(2, 0.45);
-  EXPECT_DOUBLE_EQ(p.recency_weight(), 0.5);
-  // Recency evicts the hot block 1 at the first disagreement; its return is its regret.
-  const std::vector<BlockId> hot = {1, 1, 2, 3, 1};
-  const auto r = test::run_cache("adaptive", 2, hot);
-  EXPECT_EQ(r.victims, (std::vector<BlockId>{1, 2}));
+TEST(Adaptive, RegretShiftsWeightAwayFromTheExpertThatWasWrong) {
+  auto made = make_eviction_policy("adaptive", PolicyOptions{.capacity_entries = 2});
+  auto& p = dynamic_cast<AdaptivePolicy&>(*made);
+  ASSERT_EQ(p.num_experts(), 3u);
+  EXPECT_EQ(p.expert_name(0), "lru");
+  EXPECT_EQ(p.expert_name(1), "reuse-frequency-persistent");
+  EXPECT_EQ(p.expert_name(2), "ewma");
+  EXPECT_DOUBLE_EQ(p.weight(0), 1.0 / 3);
   p.add(1, 1, 0);
   p.record_access(1, 1);
   p.add(2, 1, 2);
-  ASSERT_EQ(p.pick_victim(), std::optional<BlockId>(1));  // tie: recency decides
+  // lru says 1, frequency and ewma say 2; equal weights: the first expert decides.
+  ASSERT_EQ(p.pick_victim(), std::optional<BlockId>(1));
   p.evict(1);
   p.add(3, 1, 3);
-  p.evict(*p.pick_victim());
-  p.add(1, 1, 4);
-  EXPECT_LT(p.recency_weight(), 0.5);
-  // Now frequency leads: with {3 (1 ref), 1 (3 refs)} plus a newer 4, it keeps block 1.
-  p.evict(*p.pick_victim());
+  ASSERT_EQ(p.pick_victim(), std::optional<BlockId>(2));  // all agree: no lesson
+  p.evict(2);
+  p.add(1, 1, 4);  // lru's victim came back: lru loses weight
+  EXPECT_LT(p.weight(0), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(p.weight(1), p.weight(2));
+  EXPECT_NEAR(p.weight(0) + p.weight(1) + p.weight(2), 1.0, 1e-12);
+  ASSERT_EQ(p.pick_victim(), std::optional<BlockId>(3));  // all agree
+  p.evict(3);
   p.add(4, 1, 5);
   p.record_access(4, 6);
   p.record_access(1, 7);
+  // lru and frequency say 4 (older, 2 references against 1's 4); ewma predicts 4 back
+  // first and says 1. Frequency now outweighs lru and, tied with ewma, comes first.
   EXPECT_EQ(p.pick_victim(), std::optional<BlockId>(4));
+}
+
+TEST(Adaptive, RejectsBadExperts) {
+  EXPECT_EQ(make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {}}), nullptr);
+  EXPECT_EQ(
+      make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "adaptive"}}),
+      nullptr);
+  EXPECT_EQ(make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "nope"}}),
+            nullptr);
+  EXPECT_NE(make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "arc"}}),
+            nullptr);
 }
 
 TEST(Belady, NeverWorseThanAnyPolicy) {
