@@ -6,8 +6,13 @@
 namespace tempo::placement {
 
 TimeNs Link::duration(uint64_t bytes) const {
-  return spec_.latency_ns +
-         static_cast<TimeNs>(std::ceil(static_cast<double>(bytes) * 1e9 / spec_.bytes_per_sec));
+  if (bytes != memo_bytes_ || bytes == 0) {
+    memo_bytes_ = bytes;
+    memo_duration_ =
+        spec_.latency_ns +
+        static_cast<TimeNs>(std::ceil(static_cast<double>(bytes) * 1e9 / spec_.bytes_per_sec));
+  }
+  return memo_duration_;
 }
 
 TimeNs Link::transfer(uint64_t bytes, TimeNs ready) {

@@ -29,6 +29,9 @@ class Link {
 
  private:
   LinkSpec spec_;
+  // The last size asked for and its duration: nearly every transfer is one block.
+  mutable uint64_t memo_bytes_ = 0;
+  mutable TimeNs memo_duration_ = 0;
   TimeNs busy_until_ = 0;
   TimeNs busy_time_ = 0;
   uint64_t bytes_ = 0;

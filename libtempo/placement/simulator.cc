@@ -56,6 +56,8 @@ class Engine {
       throw std::invalid_argument("tempo-sim: unknown prefetcher '" + c.prefetch + "'");
     for (const Access& a : stream_) ++request_begin_[a.request + 1];
     for (size_t i = 1; i < request_begin_.size(); ++i) request_begin_[i] += request_begin_[i - 1];
+    cache_.reserve_blocks(w.num_blocks);
+    out_.demand_fetch_latency.reserve(stream_.size());
   }
 
   RunResult run();
@@ -218,7 +220,7 @@ RunResult Engine::run() {
   }
   out_.makespan = gpu_free;
   out_.counters = cache_.counters();
-  return out_;
+  return std::move(out_);
 }
 
 }  // namespace

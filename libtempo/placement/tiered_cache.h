@@ -11,6 +11,7 @@
 // (one tick per block reference), so gap-based predictors are independent of timing.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -83,6 +84,8 @@ class TieredCache {
   // or higher, or when `to` has no capacity.
   bool prefetch(BlockId b, Tier to, TimeNs now);
 
+  // Sizes the block table for ids below `n` up front (optional; it grows on demand).
+  void reserve_blocks(uint64_t n) { blocks_.resize(std::max<uint64_t>(n, blocks_.size())); }
   Tier where(BlockId b) const { return b < blocks_.size() ? blocks_[b].tier : Tier::kNone; }
   // Whether promoting into `t` would first evict, and which block it would evict.
   std::optional<BlockId> next_victim(Tier t);
