@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -B
 """The default comparison of `make run` (all policies, one model, 100% prefix cache
 ratio): p95 TTFT, mean TTFT, output throughput and C, one bar per policy. Reads
 OUT/compare/summary.csv, writes OUT/compare/compare.png.

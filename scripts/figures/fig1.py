@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -B
 """Figure 1: first-token latency and protected fast-tier byte-time versus the staging lead
 (time from staging initiation to request submission) for one SSD-resident 64k-token
 prefix. Reads OUT/fig1/fig1.csv, writes OUT/fig1/fig1.png.

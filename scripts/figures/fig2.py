@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -B
 """Figure 2: queue rank is not a staging deadline. A rank-one claim commits at once; its
 time to stage-ready (x) against the time until its running predecessor completes (y),
 for 8 and 12 GiB targets with no backlog or four committed 8-GiB operations ahead. Points

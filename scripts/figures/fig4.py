@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -B
 """Figure 4: performance and protected-capacity cost of the six policies, two models by
 three prefix cache ratios. Upper panels: p95 TTFT reduction (solid) and output-throughput
 gain (hatched) versus Demand, in percent, higher is better; lower panels: C, the

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -B
 """Figure 5: sensitivity to fast-tier capacity (100, 50, 25 GiB with protected-capacity
 budgets of 50, 25, 12.5 GiB), Llama-3.1-8B-Instruct at a 100% prefix cache ratio:
 output throughput, p95 TTFT, mean TTFT and C per policy, plus the claims the budget

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -B
 """Figure 6: TempoKV versus the DAX-L1 baseline (the device memory mapped as the cache's L1,
 no staging control): p95 TTFT against output throughput, one point per offered request
 rate r (fixed intervals of 1/r s), NarrativeQA and LooGLE panels. Reads

@@ -1,0 +1,32 @@
+# The paper's figures reproduced with tempo-replay on the sim device
+# (Documentation/reproduction.md). `make figures` runs every experiment into
+# $(FIGURES_DIR) and draws its PNG beside the CSVs; `make run-figures` draws compare.png
+# for the comparison `make run` wrote into $(BUILD)/run. FIGURE_ARGS adds tempo-replay
+# options to every experiment (e.g. FIGURE_ARGS="--seed 2").
+FIGURES_DIR        ?= $(BUILD)/figures
+FIGURE_ARGS        ?=
+FIGURE_EXPERIMENTS := compare fig1 fig2 fig4 fig5 fig6
+TEMPO_REPLAY       := $(BUILD)/tools/tempo-replay/tempo-replay
+
+.PHONY: figures figures-doc run-figures tempo-replay-bin
+
+tempo-replay-bin:
+	@scripts/deps.sh core plots
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	@cmake --build $(BUILD) -j $(JOBS) --target tempo-replay
+
+figures: tempo-replay-bin
+	@for e in $(FIGURE_EXPERIMENTS); do \
+	  $(TEMPO_REPLAY) --experiment $$e --out $(FIGURES_DIR) $(FIGURE_ARGS) >/dev/null || exit 1; \
+	  $(PY) -B scripts/figures/$$e.py $(FIGURES_DIR) || exit 1; \
+	done
+	@echo "figures: CSVs and PNGs in $(FIGURES_DIR)/<experiment>/"
+
+# Refreshes the PNGs embedded in Documentation/reproduction.md from a `make figures` run.
+figures-doc: figures
+	@for e in $(FIGURE_EXPERIMENTS); do cp $(FIGURES_DIR)/$$e/$$e.png Documentation/figures/$$e.png; done
+	@echo "figures-doc: Documentation/figures/*.png updated"
+
+run-figures:
+	@scripts/deps.sh plots
+	@$(PY) -B scripts/figures/compare.py $(BUILD)/run
