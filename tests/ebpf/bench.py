@@ -3,13 +3,18 @@
 
 1. Per probe: tests/ebpf/probe_cost.c fires stage__submit N times, nothing attached and
    with tempostat attached, against the same loop without the probe.
-2. Per replay: the given replay command, run REPS times detached and REPS times with
-   tempomargin (-b on the replay binary) and tempo_margin.bt attached; the median wall
-   times give the slowdown (target: under 5%).
+2. Per replay: tempo-replay with the given arguments, run REPS times detached and REPS
+   times with tempomargin (-b on the replay binary) and tempo_margin.bt attached,
+   interleaved. Reported: median wall and CPU (user + sys, which includes the breakpoint
+   traps) times and their slowdown, the probe hits per run (from tempomargin), the cost per
+   hit, and the replay's simulated duration. tempo-replay runs in virtual time, as fast as
+   the CPU goes, so its slowdown is the worst case; `realtime_overhead_pct` is what the
+   same hits would cost spread over the simulated (wall-clock) duration of the workload.
 
-Usage: tests/ebpf/bench.py BUILD_DIR [REPLAY_BINARY REPLAY_ARGS...]
+Usage: tests/ebpf/bench.py BUILD_DIR [TEMPO_REPLAY REPLAY_ARGS...]   (-o is added)
 Prints one JSON object with the figures.
 """
+import csv
 import json
 import os
 import statistics
@@ -44,20 +49,59 @@ def probe_cost(build, attached):
 
 
 def replay_once(build, cmd, bt_script):
-    """Wall time of one replay; with bt_script, tempomargin and bpftrace attached first."""
+    """(wall s, CPU s, probe hits) of one replay; with bt_script, tempomargin and bpftrace
+    attached first (hits: the stage__complete and transfer__begin hits tempomargin saw)."""
     tools = []
     if bt_script:
         tools.append(run.start_tool([os.path.join(build, "tempomargin"), "-j", "-b", cmd[0]]))
         tools.append(run.start_bpftrace(bt_script, None, cmd[0]))
     t0 = time.monotonic()
-    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, timeout=3600).returncode
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
-    for t in tools:
+    p.returncode = os.waitstatus_to_exitcode(status)
+    hits = 0
+    for i, t in enumerate(tools):
         t.send_signal(2)
-        t.communicate(timeout=60)
-    if rc != 0:
-        raise RuntimeError(f"replay exited {rc}")
-    return wall
+        out, _ = t.communicate(timeout=60)
+        if i == 0:
+            m = json.loads(out.splitlines()[-1])
+            hits = sum(m[k]["count"] for k in ("margin_early", "margin_late", "stage_latency"))
+    if p.returncode != 0:
+        raise RuntimeError(f"replay exited {p.returncode}")
+    return wall, ru.ru_utime + ru.ru_stime, hits
+
+
+def simulated_s(out_dir):
+    """The workload's simulated duration: each policy's last finish, summed over policies."""
+    with open(os.path.join(out_dir, "compare", "requests.csv")) as f:
+        last = {}
+        for r in csv.DictReader(f):
+            last[r["policy"]] = max(last.get(r["policy"], 0.0), float(r["finish_s"]))
+    return sum(last.values())
+
+
+def replay_bench(build, replay, args):
+    out_dir = os.path.join(build, "bench-replay")
+    cmd = [replay] + args + ["-o", out_dir]
+    bt = run.bt_for_binary(os.path.join(run.BT_DIR, "tempo_margin.bt"), replay, build)
+    det, att = [], []
+    for _ in range(REPS):  # interleaved, so drift on a shared machine hits both alike
+        det.append(replay_once(build, cmd, None))
+        att.append(replay_once(build, cmd, bt))
+    med = lambda runs, i: statistics.median(r[i] for r in runs)  # noqa: E731
+    dw, aw, dc, ac = med(det, 0), med(att, 0), med(det, 1), med(att, 1)
+    hits = att[0][2]
+    sim = simulated_s(out_dir)
+    per_hit_us = 1e6 * (ac - dc) / hits
+    return {"args": " ".join(args), "reps": REPS, "probe_hits_per_run": hits,
+            "wall_detached_s": [r[0] for r in det], "wall_attached_s": [r[0] for r in att],
+            "cpu_detached_s": [r[1] for r in det], "cpu_attached_s": [r[1] for r in att],
+            "wall_slowdown_pct": 100.0 * (aw - dw) / dw,
+            "cpu_slowdown_pct": 100.0 * (ac - dc) / dc,
+            "cpu_per_hit_us": per_hit_us, "simulated_s": sim,
+            "hits_per_simulated_s": hits / sim,
+            "realtime_overhead_pct": 100.0 * (ac - dc) / sim}
 
 
 def main():
@@ -72,16 +116,7 @@ def main():
         subprocess.run(["mount", "-t", "tracefs", "nodev", run.TRACEFS], check=True)
     out = {"probe_detached": probe_cost(build, False), "probe_attached": probe_cost(build, True)}
     if len(sys.argv) > 2:
-        cmd = [os.path.abspath(sys.argv[2])] + sys.argv[3:]
-        bt = run.bt_for_binary(os.path.join(run.BT_DIR, "tempo_margin.bt"), cmd[0], build)
-        detached, attached = [], []
-        for _ in range(REPS):  # interleaved, so drift hits both alike
-            detached.append(replay_once(build, cmd, None))
-            attached.append(replay_once(build, cmd, bt))
-        d, a = statistics.median(detached), statistics.median(attached)
-        out["replay"] = {"cmd": " ".join(sys.argv[2:]), "reps": REPS, "detached_s": detached,
-                         "attached_s": attached, "median_detached_s": d,
-                         "median_attached_s": a, "slowdown_pct": 100.0 * (a - d) / d}
+        out["replay"] = replay_bench(build, os.path.abspath(sys.argv[2]), sys.argv[3:])
     print(json.dumps(out, indent=1))
     return 0
 
