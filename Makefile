@@ -12,7 +12,7 @@ CMAKE_GEN  := -G Ninja
 all: build
 
 deps:
-	@scripts/deps.sh core plots
+	@scripts/deps.sh core plots model uring
 
 # configure DIR [extra cmake args]
 define configure

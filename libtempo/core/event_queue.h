@@ -9,25 +9,22 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/scheduler.h"
 
 namespace tempo {
 
-class EventQueue {
+class EventQueue final : public Scheduler {
  public:
-  using Callback = std::function<void()>;
-
   explicit EventQueue(VirtualClock& clock) : clock_(clock) {}
 
   VirtualClock& clock() { return clock_; }
-  TimeNs now() const { return clock_.now(); }
+  TimeNs now() const override { return clock_.now(); }
 
   // Runs `cb` at time `at` (at least now). Returns an id usable with cancel().
-  uint64_t schedule_at(TimeNs at, Callback cb);
-  uint64_t schedule_after(TimeNs delay, Callback cb) {
-    return schedule_at(now() + delay, std::move(cb));
-  }
+  uint64_t schedule_at(TimeNs at, Callback cb) override;
+  using Scheduler::schedule_after;
   // Cancelled events are skipped when their time comes.
-  void cancel(uint64_t id);
+  void cancel(uint64_t id) override;
 
   bool empty() const { return pending_.empty(); }
   TimeNs next_time() const;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "controller/controller.h"
+#include "controller/periodic_tick.h"
 #include "core/event_queue.h"
 #include "device/sim_device.h"
 #include "provider/provider.h"
@@ -18,19 +19,17 @@ struct SimRuntimeConfig {
 
 class SimRuntime {
  public:
-  explicit SimRuntime(const SimRuntimeConfig& config);
-  ~SimRuntime();
+  explicit SimRuntime(const SimRuntimeConfig& config)
+      : device(events, config.device),
+        provider(device, clock, config.provider),
+        controller(provider, clock, config.controller) {}
 
   VirtualClock clock;
   EventQueue events{clock};
   SimDevice device;
   Provider provider;
   Controller controller;
-
- private:
-  void arm_tick();
-  uint64_t tick_event_ = 0;
-  bool tick_armed_ = false;
+  PeriodicTick tick{events, controller};
 };
 
 }  // namespace tempo

@@ -238,8 +238,8 @@ class Engine final : public ControllerObserver {
       const Live& l = live_[i];
       RunningRequest r;
       const bool prefilled = l.phase == Phase::kDecoding;
-      r.prompt_tokens_done =
-          prefilled ? l.req->prompt_tokens : (l.retrieved ? l.rec.cached_tokens : 0);
+      // The matched prefix counts as done; its retrieval is in retrieval_bytes_remaining.
+      r.prompt_tokens_done = prefilled ? l.req->prompt_tokens : l.rec.cached_tokens;
       r.prompt_tokens_remaining = prefilled ? 0 : l.uncached_tokens;
       r.tokens_generated = prefilled ? l.generated : 0;
       r.context_tokens = prefilled ? l.req->prompt_tokens + l.generated : r.prompt_tokens_done;
