@@ -23,24 +23,34 @@ class CausalPrefetch final : public Prefetcher {
   std::string_view name() const override { return "causal"; }
   void on_read(BlockId b) override {
     if (has_last_ && last_ != b) successor_[last_] = b;
+    if (new_run_) {
+      run_start_ = b;
+      new_run_ = false;
+    }
     last_ = b;
     has_last_ = true;
   }
+  // Predicts that the run of reads since the previous decision point starts again: walks
+  // the successor chain from the run's first block (dense attention rereads a sequence
+  // from its start; a resumed session rereads its context).
   void plan(PrefetchView& v) override {
     if (!has_last_) return;
-    BlockId b = last_;
+    new_run_ = true;
+    BlockId b = run_start_;
     for (uint32_t i = 0; i < depth_; ++i) {
-      auto it = successor_.find(b);
-      if (it == successor_.end() || it->second == last_) return;
-      b = it->second;
       if (movable(v.cache, b)) v.cache.prefetch(b, Tier::kHbm, v.now);
+      auto it = successor_.find(b);
+      if (it == successor_.end() || it->second == run_start_) return;
+      b = it->second;
     }
   }
 
  private:
   uint32_t depth_;
   bool has_last_ = false;
+  bool new_run_ = true;
   BlockId last_ = 0;
+  BlockId run_start_ = 0;
   std::unordered_map<BlockId, BlockId> successor_;
 };
 

@@ -1,8 +1,9 @@
 // Prefetchers: move blocks up the hierarchy ahead of the read that needs them, on the same
 // links demand fetches use (a speculative transfer queues ahead of later demand ones).
 //   none    - never.
-//   causal  - past accesses only: follows a successor table (the block read after b last
-//             time) up to `depth` blocks ahead of the latest read.
+//   causal  - past accesses only: a successor table (the block read after b last time);
+//             at each decision point it predicts that the run of reads since the previous
+//             one starts over, and fetches `depth` blocks along the chain from its start.
 //   oracle  - reads the real future: every block of the next `depth` accesses that is not
 //             in HBM, as early as possible, evicting whatever the policy ranks lowest.
 //   laxity  - knows only what a runtime knows (the running request's next decode pass and

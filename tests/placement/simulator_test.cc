@@ -185,19 +185,19 @@ TEST(OraclePrefetch, ReadsTheFutureAndEvictsRegardless) {
   EXPECT_EQ(cache.where(10), Tier::kDram);
 }
 
-TEST(CausalPrefetch, FollowsTheSuccessorSeenBefore) {
+TEST(CausalPrefetch, PredictsTheLastRunStartsOver) {
   TieredCache cache(cache_config());
   cache.write(20, 0);
-  cache.write(10, 0);
+  cache.write(10, 0);  // HBM {10}, DRAM {20}
   const std::vector<Access> stream;
   StreamFuture future(stream, 32);
   auto causal = make_prefetcher("causal", 1);
+  causal->on_read(20);  // a run 20, 10 ...
   causal->on_read(10);
-  causal->on_read(20);
-  causal->on_read(10);  // last time, 20 followed 10
   PrefetchView v{cache, stream, future, 0, {}, 0, 0};
-  causal->plan(v);
+  causal->plan(v);  // ... is predicted to start again at 20
   EXPECT_EQ(cache.where(20), Tier::kHbm);
+  EXPECT_EQ(cache.where(10), Tier::kDram);
 }
 
 }  // namespace

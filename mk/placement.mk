@@ -1,0 +1,19 @@
+# Tiered KV placement study (issue 7): tempo-sim's experiment grids as CSV, then one PNG
+# per figure (Debian's matplotlib under /usr/bin/python3). Runs in seconds.
+PLACEMENT_BUILD ?= $(BUILD)
+PLACEMENT_OUT   ?= $(PLACEMENT_BUILD)/placement-study
+PLACEMENT_SEED  ?= 1
+
+.PHONY: placement-study placement-bench
+
+placement-study: deps
+	$(call configure,$(PLACEMENT_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	@cmake --build $(PLACEMENT_BUILD) -j $(JOBS) --target tempo-sim
+	@$(PLACEMENT_BUILD)/tools/tempo-sim/tempo-sim study --out $(PLACEMENT_OUT) --seed $(PLACEMENT_SEED)
+	@for s in scripts/figures/placement/fig_*.py; do $(PY) $$s $(PLACEMENT_OUT) || exit 1; done
+
+# Simulator and per-policy throughput (block accesses per second of CPU time, one core).
+placement-bench: deps
+	$(call configure,$(PLACEMENT_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	@cmake --build $(PLACEMENT_BUILD) -j $(JOBS) --target placement_bench
+	@$(PLACEMENT_BUILD)/tests/placement/placement_bench --benchmark_min_time=0.5
