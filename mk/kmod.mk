@@ -17,5 +17,9 @@ kmod:
 
 # The guest suite: Debian's kernel in QEMU TCG, tempo.ko on a virtio disk and on an
 # emulated CXL Type-3 device's /dev/dax0.0; passes on the guest's "0 failed" line.
-vm-test: kmod
-	@tests/vm/run.sh $(VM_BUILD) $(KMOD_BUILD)/tempo.ko
+# The libtempo test programs come from the main build ($(BUILD)), which `make test` builds.
+KMOD_GTESTS = test_kmod_device test_kmod_runtime
+vm-test: deps kmod
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	@cmake --build $(BUILD) -j $(JOBS) --target $(KMOD_GTESTS)
+	@tests/vm/run.sh $(VM_BUILD) $(KMOD_BUILD)/tempo.ko $(addprefix $(BUILD)/tests/kmod/,$(KMOD_GTESTS))

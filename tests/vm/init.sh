@@ -26,6 +26,17 @@ suite() {
 dmesg_clean() {
 	! dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|possible circular|tempo: .*leak'
 }
+# gtest BINARY: run a GoogleTest program (if shipped), one line per test, plus its exit.
+gtest() {
+	[ -x "/bin/$1" ] || return 0
+	TEMPO_KMOD_DISK=$DISK "/bin/$1" >/tmp/gtest.log 2>&1
+	rc=$?
+	sed -n -e 's/^\[       OK \] \([^ ,]*\).* ms)$/PASS \1/p' \
+		-e 's/^\[  FAILED  \] \([^ ,]*\).* ms)$/FAIL \1: see the log above/p' \
+		-e 's/^\[  SKIPPED \] \([^ ,]*\).* ms)$/SKIP \1/p' /tmp/gtest.log | tee -a "$RESULTS"
+	[ $rc -eq 0 ] || grep -E 'Failure|Expected|Which is|actual|error' /tmp/gtest.log | sed 's/^/# /' | head -40
+	result "gtest.$1" $rc
+}
 load() {
 	insmod "$KO" "$@" 2>&1 && [ -c /dev/tempo0 ]
 }
@@ -40,6 +51,9 @@ load backing=$DISK fast_mb=4 extent_kb=64 pin_limit_mb=2
 result kmod.load_pages $?
 if [ -c /dev/tempo0 ]; then
 	suite tempo-vmtest run /dev/tempo0 $DISK api badinput data fdclose concurrency trace
+	# libtempo's kmod device, and its controller and provider on it.
+	gtest test_kmod_device
+	gtest test_kmod_runtime
 	grep -q . /sys/kernel/tracing/events/tempo/enable
 	result kmod.tracefs_events $?
 	rmmod tempo
@@ -80,6 +94,7 @@ if [ $rc -eq 0 ]; then
 	result cxl.load_dax $?
 	if [ -c /dev/tempo0 ]; then
 		suite tempo-vmtest run /dev/tempo0 $DISK api data concurrency
+		gtest test_kmod_runtime
 		rmmod tempo
 		result cxl.unload $?
 	fi

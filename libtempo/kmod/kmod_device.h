@@ -1,0 +1,159 @@
+// The `kmod` device: /dev/tempoN from tempo.ko. The kernel owns residency, staging and
+// pins; this class keeps the placement table (object key -> extent-aligned range of the
+// device's logical space) and turns Device calls into ioctls on one file descriptor, which
+// owns every pin taken through it (closing it, or a crash, drops them all).
+//
+//   stage(key)   = TEMPO_IOC_STAGE with TEMPO_STAGE_F_PIN over the object's range
+//   pin / unpin  = TEMPO_IOC_PIN / TEMPO_IOC_UNPIN;  residency / pin_count = TEMPO_IOC_QUERY
+//   demand_read  = loads through a read-only mmap of the device (the fault path), on a
+//                  worker thread
+//
+// Threading: every public method is thread-safe. Observer callbacks and demand_read()'s
+// `done` run only inside poll_completions(), one caller at a time; they may call back into
+// the device. An event loop waits for completion_fd() to be readable, then calls
+// poll_completions().
+//
+// Eviction of unpinned objects happens in the kernel without a notice, so on_evicted() is
+// never called; residency() always asks the kernel.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "device/device.h"
+
+namespace tempo {
+
+struct KmodDeviceOptions {
+  std::string path = "/dev/tempo0";
+  uint32_t staging_slots = 8;   // reported by info() for the provider's TTR projection
+  double staging_rate_bps = 0;  // reported by info(); calibrate on the host
+  double demand_rate_bps = 0;
+};
+
+// What GET_INFO says about the device.
+struct KmodGeometry {
+  uint64_t size = 0;  // logical bytes
+  uint64_t fast_bytes = 0;
+  uint64_t extent_bytes = 0;
+  uint64_t pin_limit_bytes = 0;
+  bool dax = false;  // the fast tier is a Device-DAX range
+};
+
+class KmodDevice final : public Device {
+ public:
+  // Opens the device node and maps its logical range. 0, or a negative errno (-ENOENT no
+  // such node, -ENOTTY not a tempo device) with `error` saying why.
+  static int open(const KmodDeviceOptions& options, std::unique_ptr<KmodDevice>* out,
+                  std::string* error);
+  // Waits for demand reads in flight, then closes the fd: the kernel drops its pins.
+  ~KmodDevice() override;
+  KmodDevice(const KmodDevice&) = delete;
+  KmodDevice& operator=(const KmodDevice&) = delete;
+
+  const KmodGeometry& geometry() const { return geo_; }
+
+  // Places `key` at [offset, offset + bytes) of the logical range. offset must be a
+  // multiple of the extent size (objects never share an extent). -EINVAL misaligned offset
+  // or zero bytes, -ERANGE beyond the device, -EEXIST key known, -EBUSY overlaps an object.
+  int register_object(ObjectKey key, uint64_t offset, uint64_t bytes);
+  // Places `key` at the first extent after every registered object; its offset in *offset.
+  int add_object(ObjectKey key, uint64_t bytes, uint64_t* offset = nullptr);
+  // -ENOENT unknown, -EBUSY staging or pinned through this device.
+  int unregister_object(ObjectKey key);
+
+  DeviceInfo info() const override;
+  DeviceStats stats() const override;
+  void set_observer(DeviceObserver* observer) override;
+  int64_t object_size(ObjectKey key) const override;
+  Residency residency(ObjectKey key) const override;
+  // Pins this device's fd holds on the object.
+  uint32_t pin_count(ObjectKey key) const override;
+  // Also the kernel's -ENOSPC (no evictable room), -EDQUOT (pin limit), -E2BIG (larger
+  // than the fast tier).
+  int stage(ObjectKey key) override;
+  // Also -EDQUOT past the kernel's pin limit.
+  int pin(ObjectKey key) override;
+  int unpin(ObjectKey key) override;
+  int demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
+
+  // Readable (an epoll fd over the device fd and an eventfd) when poll_completions() has
+  // something to deliver.
+  int completion_fd() const { return epoll_fd_; }
+  // Reads the kernel's stage completions and finished demand reads and delivers them.
+  // Never blocks. The number of events delivered, or a negative errno.
+  int poll_completions();
+  // Waits up to `timeout` for completion_fd(), then poll_completions().
+  int wait(TimeNs timeout);
+  // True when no stage or demand read is outstanding.
+  bool idle() const;
+
+  // The object's bytes in the device mapping (valid while the caller holds a pin; reading
+  // an unpinned object goes through the fault path). -ENOENT unknown.
+  int object_data(ObjectKey key, std::span<const std::byte>* out) const;
+  // Drops every unpinned resident extent (TEMPO_IOC_RESET).
+  int reset();
+
+ private:
+  struct Placement {
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+    uint64_t length = 0;  // bytes rounded up to the page size: the ioctl range
+  };
+  struct DemandJob {
+    std::vector<ObjectKey> keys;
+    std::function<void(int)> done;
+  };
+  struct DemandDone {
+    std::vector<ObjectKey> filled;  // objects now resident that were not before
+    std::function<void(int)> done;
+    int status = 0;
+  };
+
+  struct Query {
+    uint64_t resident = 0;  // bytes of the range in resident extents
+    uint32_t own_pins = 0;  // smallest pin count this fd holds over its extents
+  };
+
+  KmodDevice() = default;
+  const Placement* find_locked(ObjectKey key) const;
+  int query_locked(const Placement& p, Query* q) const;
+  int range_call_locked(unsigned long cmd, const Placement& p) const;
+  void demand_worker();
+
+  KmodDeviceOptions options_;
+  KmodGeometry geo_;
+  int fd_ = -1;
+  int event_fd_ = -1;
+  int epoll_fd_ = -1;
+  const std::byte* map_ = nullptr;
+
+  mutable std::mutex mu_;  // guards everything below
+  DeviceObserver* observer_ = nullptr;
+  std::unordered_map<ObjectKey, Placement> objects_;
+  std::map<uint64_t, ObjectKey> by_offset_;            // placement start -> key
+  std::unordered_map<uint64_t, ObjectKey> in_flight_;  // stage ticket -> key
+  std::unordered_map<ObjectKey, uint64_t> staging_;    // key -> ticket
+  uint64_t next_ticket_ = 1;
+  DeviceStats counters_;  // this handle's staging and demand counters
+  std::deque<DemandJob> demand_queue_;
+  std::deque<DemandDone> demand_done_;
+  uint32_t demand_running_ = 0;
+  bool stopping_ = false;
+  std::condition_variable demand_cv_;
+  std::thread worker_;
+  std::mutex deliver_mu_;  // one poll_completions() at a time
+};
+
+}  // namespace tempo

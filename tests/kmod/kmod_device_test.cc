@@ -1,0 +1,231 @@
+#include "kmod/kmod_device.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/tempo.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "kmod_test_env.h"
+
+namespace tempo {
+namespace {
+
+struct Recorder final : DeviceObserver {
+  std::vector<StageCompletion> completions;
+  std::vector<ObjectKey> resident;
+  std::vector<ObjectKey> evicted;
+  void on_stage_complete(const StageCompletion& c) override { completions.push_back(c); }
+  void on_resident(ObjectKey key) override { resident.push_back(key); }
+  void on_evicted(ObjectKey key) override { evicted.push_back(key); }
+};
+
+// Kernel-wide pin count, read through a separate fd.
+uint64_t kernel_pins() {
+  const int fd = open(testing::kmod_dev_path().c_str(), O_RDONLY | O_CLOEXEC);
+  tempo_stats s{};
+  if (fd < 0 || ioctl(fd, TEMPO_IOC_STATS, &s) != 0) ADD_FAILURE() << std::strerror(errno);
+  if (fd >= 0) close(fd);
+  return s.pins;
+}
+
+TEST(KmodDeviceOpen, MissingNodeIsENOENT) {
+  std::unique_ptr<KmodDevice> dev;
+  std::string error;
+  EXPECT_EQ(KmodDevice::open({.path = "/nonexistent/tempo0"}, &dev, &error), -ENOENT);
+  EXPECT_EQ(dev, nullptr);
+  EXPECT_NE(error.find("/nonexistent/tempo0"), std::string::npos);
+}
+
+TEST(KmodDeviceOpen, OtherDeviceIsENOTTY) {
+  std::unique_ptr<KmodDevice> dev;
+  std::string error;
+  EXPECT_EQ(KmodDevice::open({.path = "/dev/null"}, &dev, &error), -ENOTTY);
+  EXPECT_NE(error.find("not a tempo device"), std::string::npos);
+}
+
+class KmodDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TEMPO_REQUIRE_KMOD();
+    std::string error;
+    ASSERT_EQ(KmodDevice::open({.path = testing::kmod_dev_path()}, &dev_, &error), 0) << error;
+    ASSERT_EQ(dev_->reset(), 0);
+    e_ = dev_->geometry().extent_bytes;
+    dev_->set_observer(&rec_);
+  }
+  void TearDown() override {
+    if (dev_) dev_->set_observer(nullptr);
+  }
+  // Polls until `n` stage completions arrived (10 s at most).
+  void wait_completions(size_t n) {
+    for (int i = 0; i < 100 && rec_.completions.size() < n; ++i)
+      ASSERT_GE(dev_->wait(kNsPerSec / 10), 0);
+    ASSERT_EQ(rec_.completions.size(), n);
+  }
+
+  std::unique_ptr<KmodDevice> dev_;
+  Recorder rec_;
+  uint64_t e_ = 0;
+};
+
+TEST_F(KmodDeviceTest, GeometryAndInfo) {
+  const KmodGeometry& g = dev_->geometry();
+  EXPECT_GT(g.size, 0u);
+  EXPECT_EQ(g.size % g.extent_bytes, 0u);
+  EXPECT_EQ(g.fast_bytes % g.extent_bytes, 0u);
+  EXPECT_LE(g.pin_limit_bytes, g.fast_bytes);
+  const DeviceInfo in = dev_->info();
+  EXPECT_EQ(in.kind, "kmod");
+  EXPECT_EQ(in.capacity_bytes, g.fast_bytes);
+  EXPECT_EQ(in.staging_slots, 8u);
+}
+
+TEST_F(KmodDeviceTest, RegisterValidatesPlacement) {
+  EXPECT_EQ(dev_->register_object(1, 4096, e_), -EINVAL);  // not extent aligned
+  EXPECT_EQ(dev_->register_object(1, 0, 0), -EINVAL);
+  EXPECT_EQ(dev_->register_object(1, dev_->geometry().size, e_), -ERANGE);
+  EXPECT_EQ(dev_->register_object(1, dev_->geometry().size - e_, e_ + 1), -ERANGE);
+  ASSERT_EQ(dev_->register_object(1, 2 * e_, e_ + 100), 0);  // extents 2 and 3
+  EXPECT_EQ(dev_->register_object(1, 8 * e_, e_), -EEXIST);
+  EXPECT_EQ(dev_->register_object(2, 3 * e_, e_), -EBUSY);  // shares extent 3
+  EXPECT_EQ(dev_->register_object(2, e_, 2 * e_), -EBUSY);  // runs into extent 2
+  EXPECT_EQ(dev_->register_object(2, e_, e_), 0);
+  uint64_t at = 0;
+  ASSERT_EQ(dev_->add_object(3, 100, &at), 0);
+  EXPECT_EQ(at, 4 * e_);
+  EXPECT_EQ(dev_->object_size(1), static_cast<int64_t>(e_ + 100));
+  EXPECT_EQ(dev_->object_size(9), -ENOENT);
+  EXPECT_EQ(dev_->unregister_object(9), -ENOENT);
+  EXPECT_EQ(dev_->unregister_object(2), 0);
+  EXPECT_EQ(dev_->object_size(2), -ENOENT);
+}
+
+TEST_F(KmodDeviceTest, StageCompletesThroughThePollableFdWithAPin) {
+  ASSERT_EQ(dev_->add_object(7, 2 * e_ + 4096), 0);
+  EXPECT_EQ(dev_->residency(7), Residency::kAbsent);
+  const uint64_t pins0 = kernel_pins();
+  ASSERT_EQ(dev_->stage(7), 0);
+  EXPECT_EQ(dev_->stage(7), -EBUSY);  // staging
+  pollfd p{dev_->completion_fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 10000), 1);
+  // The completion may need more than one poll when records trail the wakeup.
+  for (int i = 0; i < 100 && rec_.completions.empty(); ++i)
+    ASSERT_GE(dev_->wait(kNsPerSec / 10), 0);
+  ASSERT_EQ(rec_.completions.size(), 1u);
+  const StageCompletion& c = rec_.completions[0];
+  EXPECT_EQ(c.key, 7u);
+  EXPECT_EQ(c.bytes, 2 * e_ + 4096);
+  EXPECT_EQ(c.status, 0);
+  EXPECT_GT(c.submitted, 0);
+  EXPECT_GE(c.completed, c.submitted);
+  EXPECT_EQ(dev_->residency(7), Residency::kResident);
+  EXPECT_EQ(dev_->pin_count(7), 1u);
+  EXPECT_EQ(kernel_pins(), pins0 + 3);  // one per extent
+  EXPECT_EQ(dev_->stage(7), -EBUSY);    // resident
+  EXPECT_EQ(dev_->unregister_object(7), -EBUSY);
+  const DeviceStats s = dev_->stats();
+  EXPECT_EQ(s.staged_ops, 1u);
+  EXPECT_EQ(s.staged_bytes, 2 * e_ + 4096);
+  EXPECT_EQ(s.pinned_bytes, 3 * e_);
+  EXPECT_EQ(dev_->unpin(7), 0);
+  EXPECT_EQ(dev_->pin_count(7), 0u);
+  EXPECT_EQ(dev_->unpin(7), -EINVAL);
+  EXPECT_EQ(kernel_pins(), pins0);
+  EXPECT_TRUE(dev_->idle());
+  EXPECT_EQ(dev_->stage(99), -ENOENT);
+}
+
+TEST_F(KmodDeviceTest, PinNeedsResidencyAndCounts) {
+  ASSERT_EQ(dev_->add_object(1, e_), 0);
+  EXPECT_EQ(dev_->pin(1), -EAGAIN);
+  EXPECT_EQ(dev_->pin(2), -ENOENT);
+  EXPECT_EQ(dev_->unpin(2), -ENOENT);
+  ASSERT_EQ(dev_->stage(1), 0);
+  wait_completions(1);
+  EXPECT_EQ(dev_->pin(1), 0);
+  EXPECT_EQ(dev_->pin(1), 0);
+  EXPECT_EQ(dev_->pin_count(1), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(dev_->unpin(1), 0);
+  EXPECT_EQ(dev_->pin_count(1), 0u);
+  EXPECT_EQ(dev_->reset(), 0);  // unpinned: dropped
+  EXPECT_EQ(dev_->residency(1), Residency::kAbsent);
+}
+
+TEST_F(KmodDeviceTest, DemandReadFillsAndReportsResidentAfterPoll) {
+  ASSERT_EQ(dev_->add_object(1, 2 * e_), 0);
+  ASSERT_EQ(dev_->add_object(2, e_), 0);
+  ASSERT_EQ(dev_->stage(2), 0);
+  wait_completions(1);
+  int status = 1;
+  const ObjectKey keys[] = {1, 2};
+  ASSERT_EQ(dev_->demand_read(keys, [&status](int s) { status = s; }), 0);
+  EXPECT_EQ(status, 1);  // never inline: only from poll_completions()
+  for (int i = 0; i < 100 && status == 1; ++i) ASSERT_GE(dev_->wait(kNsPerSec / 10), 0);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(rec_.resident, std::vector<ObjectKey>{1});  // 2 was resident already
+  EXPECT_EQ(dev_->residency(1), Residency::kResident);
+  EXPECT_EQ(dev_->pin_count(1), 0u);
+  const DeviceStats s = dev_->stats();
+  EXPECT_EQ(s.demand_reads, 1u);
+  EXPECT_EQ(s.demand_bytes, 2 * e_);
+  const ObjectKey unknown[] = {1, 42};
+  EXPECT_EQ(dev_->demand_read(unknown, [](int) {}), -ENOENT);
+  EXPECT_EQ(dev_->unpin(2), 0);
+}
+
+TEST_F(KmodDeviceTest, StagedBytesEqualTheDisk) {
+  const std::string disk = testing::kmod_disk_path();
+  if (disk.empty()) GTEST_SKIP() << "TEMPO_KMOD_DISK (the backing disk) is not set";
+  uint64_t at = 0;
+  ASSERT_EQ(dev_->add_object(1, 3 * e_ - 512, &at), 0);
+  ASSERT_EQ(dev_->stage(1), 0);
+  wait_completions(1);
+  ASSERT_EQ(rec_.completions[0].status, 0);
+  std::span<const std::byte> data;
+  ASSERT_EQ(dev_->object_data(1, &data), 0);
+  ASSERT_EQ(data.size(), 3 * e_ - 512);
+  const int fd = open(disk.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  ASSERT_GE(fd, 0) << disk << ": " << std::strerror(errno);
+  void* buf = nullptr;
+  ASSERT_EQ(posix_memalign(&buf, 4096, 3 * e_), 0);
+  ASSERT_EQ(pread(fd, buf, 3 * e_, static_cast<off_t>(at)), static_cast<ssize_t>(3 * e_));
+  close(fd);
+  EXPECT_EQ(std::memcmp(data.data(), buf, data.size()), 0);
+  free(buf);
+  EXPECT_EQ(dev_->unpin(1), 0);
+}
+
+TEST_F(KmodDeviceTest, PinLimitAndSpaceErrorsPassThrough) {
+  const KmodGeometry& g = dev_->geometry();
+  ASSERT_EQ(dev_->add_object(1, g.pin_limit_bytes + e_), 0);
+  ASSERT_EQ(dev_->add_object(2, g.fast_bytes + e_), 0);
+  EXPECT_EQ(dev_->stage(1), -EDQUOT);
+  EXPECT_EQ(dev_->stage(2), -E2BIG);
+  EXPECT_EQ(dev_->residency(1), Residency::kAbsent);
+  EXPECT_TRUE(dev_->idle());
+}
+
+TEST_F(KmodDeviceTest, ClosingTheDeviceDropsItsPins) {
+  const uint64_t pins0 = kernel_pins();
+  ASSERT_EQ(dev_->add_object(1, 2 * e_), 0);
+  ASSERT_EQ(dev_->add_object(2, e_), 0);
+  ASSERT_EQ(dev_->stage(1), 0);
+  ASSERT_EQ(dev_->stage(2), 0);
+  wait_completions(2);
+  ASSERT_EQ(dev_->pin(2), 0);
+  EXPECT_EQ(kernel_pins(), pins0 + 4);
+  dev_->set_observer(nullptr);
+  dev_.reset();
+  EXPECT_EQ(kernel_pins(), pins0);
+}
+
+}  // namespace
+}  // namespace tempo
