@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "runtime/ttu_estimator.h"
+#include "serving_stack.h"
 
 namespace tempo {
 
@@ -25,22 +26,30 @@ struct Live {
   uint32_t generated = 0;
 };
 
+// Shifts every time of a record by -start (records are relative to the run's start).
+void rebase(RequestRecord* r, TimeNs start) {
+  for (TimeNs* t : {&r->timing.arrival, &r->timing.first_token, &r->timing.finish, &r->admitted,
+                    &r->kv_available, &r->retrieval_start, &r->retrieval_end, &r->claim.reported,
+                    &r->claim.committed, &r->claim.ready, &r->claim.retrieval_requested,
+                    &r->claim.transfer_begin, &r->claim.ended})
+    if (*t >= 0) *t -= start;
+}
+
 class Engine final : public ControllerObserver {
  public:
-  Engine(const ReplayWorkload& w, const SimRuntimeConfig& stack, const EngineConfig& cfg,
+  Engine(const ReplayWorkload& w, ServingStack& stack, const EngineConfig& cfg,
          const StepCosts& costs)
-      : cfg_(cfg), costs_(costs), rt_(stack) {
+      : cfg_(cfg), costs_(costs), st_(stack) {
     dax_ = cfg.policy == "dax-l1";
     if (!dax_ && !parse_policy(cfg.policy))
       throw std::invalid_argument("unknown policy '" + cfg.policy + "': accepted " +
                                   std::string(policy_names_help()) + ", dax-l1");
     if (cfg.max_active == 0 || cfg.generation_limit == 0)
       throw std::invalid_argument("max_active and generation_limit must be positive");
-    rt_.controller.set_observer(this);
+    st_.controller().set_observer(this);
+    std::string error;
     for (const KvObject& o : w.preloaded)
-      if (rt_.device.add_object(o.key, o.bytes) != 0)
-        throw std::invalid_argument("workload preloads object " + std::to_string(o.key) +
-                                    " twice or with zero bytes");
+      if (st_.preload(o, &error) != 0) throw std::invalid_argument("preload: " + error);
     live_.resize(w.requests.size());
     for (size_t i = 0; i < w.requests.size(); ++i) {
       live_[i].req = &w.requests[i];
@@ -51,33 +60,37 @@ class Engine final : public ControllerObserver {
   }
 
   RunResult run() {
+    // Arrivals are relative to the start of the run; records are reported relative to it.
+    const TimeNs start = st_.scheduler().now();
     for (size_t i = 0; i < live_.size(); ++i)
-      rt_.events.schedule_at(live_[i].req->arrival, [this, i] { arrive(i); });
-    rt_.events.run_all();
+      st_.scheduler().schedule_at(start + live_[i].req->arrival, [this, i] { arrive(i); });
+    st_.run([this] { return finished_ == live_.size(); });
+    st_.controller().set_observer(nullptr);
     RunResult r;
     r.policy = cfg_.policy;
     std::vector<RequestTiming> timings;
     for (Live& l : live_) {
       if (l.phase != Phase::kDone) throw std::logic_error("replay: a request never finished");
       if (l.claim) {
-        const Claim* c = rt_.controller.claim(l.claim);
+        const Claim* c = st_.controller().claim(l.claim);
         l.rec.claim = c->timing;
         l.rec.deferrals = c->deferrals;
       }
+      rebase(&l.rec, start);
       timings.push_back(l.rec.timing);
       r.requests.push_back(l.rec);
     }
-    const ControllerStats cs = rt_.controller.stats();
-    const ProviderStats ps = rt_.provider.stats();
+    const ControllerStats cs = st_.controller().stats();
+    const ProviderStats ps = st_.provider().stats();
     r.ledger_byte_seconds = ps.ledger_byte_seconds;
     r.summary = summarize(timings, r.ledger_byte_seconds);
     r.capacity_deferrals = cs.capacity_deferrals;
     r.deferred_claims = cs.deferred_claims;
     r.ordinary_claims = cs.ordinary;
-    r.end_time = rt_.clock.now();
+    r.end_time = now() - start;
     r.staged_bytes = ps.staged_bytes;
-    r.demand_bytes = rt_.device.stats().demand_bytes;
-    if (ps.ledger_bytes != 0 || rt_.device.stats().pins != 0)
+    r.demand_bytes = st_.device().stats().demand_bytes;
+    if (ps.ledger_bytes != 0 || st_.device().stats().pins != 0)
       throw std::logic_error("replay: protection leaked past the run");
     return r;
   }
@@ -93,13 +106,13 @@ class Engine final : public ControllerObserver {
   }
 
  private:
-  TimeNs now() const { return rt_.clock.now(); }
+  TimeNs now() const { return st_.scheduler().now(); }
 
   void arrive(size_t i) {
     Live& l = live_[i];
     // Prefix lookup: the longest run of leading chunks the SSD tier holds.
     for (const KvObject& o : l.req->prefix_chunks) {
-      if (rt_.device.object_size(o.key) < 0) break;
+      if (st_.device().object_size(o.key) < 0) break;
       l.hit.push_back(o);
       l.keys.push_back(o.key);
       l.rec.kv_bytes += o.bytes;
@@ -146,7 +159,7 @@ class Engine final : public ControllerObserver {
     if (l.hit.empty()) return kv_available(l);
     if (dax_) return read_ordinary(l, RetrievalPath::kDaxL1);
     RetrievalOutcome out{};
-    const int r = rt_.controller.request_retrieval(l.claim, &out);
+    const int r = st_.controller().request_retrieval(l.claim, &out);
     if (r != 0) throw std::logic_error("replay: retrieval request refused: " + std::to_string(r));
     l.rec.path = RetrievalPath::kStaged;
     if (out == RetrievalOutcome::kReady) return kv_available(l);
@@ -157,7 +170,7 @@ class Engine final : public ControllerObserver {
   void read_ordinary(Live& l, RetrievalPath path) {
     l.rec.path = path;
     Live* lp = &l;
-    const int r = rt_.device.demand_read(l.keys, [this, lp](int st) {
+    const int r = st_.read_ordinary(l.keys, path == RetrievalPath::kDaxL1, [this, lp](int st) {
       if (st != 0) throw std::logic_error("replay: demand read failed");
       kv_available(*lp);
     });
@@ -177,17 +190,20 @@ class Engine final : public ControllerObserver {
       l.rec.retrieval_start = now();
       TimeNs dur = 0;
       if (l.rec.kv_bytes > 0) {
-        if (l.rec.path == RetrievalPath::kStaged && rt_.controller.begin_transfer(l.claim) != 0)
-          throw std::logic_error("replay: transfer of a claim that is not stage-ready");
-        dur = costs_.retrieval_time(l.rec.kv_bytes);
+        if (l.rec.path == RetrievalPath::kStaged) {
+          if (st_.controller().begin_transfer(l.claim) != 0)
+            throw std::logic_error("replay: transfer of a claim that is not stage-ready");
+          st_.copy_out(l.keys);
+        }
+        dur = costs_.retrieval_time(l.rec.kv_bytes * cfg_.byte_scale);
       }
-      rt_.events.schedule_after(dur, [this, &l] {
+      st_.scheduler().schedule_after(dur, [this, &l] {
         l.rec.retrieval_end = now();
         l.retrieved = true;
         if (l.rec.kv_bytes > 0 && l.rec.path == RetrievalPath::kStaged)
-          rt_.controller.end_transfer(l.claim);
+          st_.controller().end_transfer(l.claim);
         const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
-        rt_.events.schedule_after(prefill, [this, &l] {
+        st_.scheduler().schedule_after(prefill, [this, &l] {
           l.rec.timing.first_token = now();
           l.generated = 1;
           if (l.generated >= l.req->output_tokens)
@@ -207,7 +223,7 @@ class Engine final : public ControllerObserver {
       context += live_[i].req->prompt_tokens + live_[i].generated;
     }
     if (batch.empty()) return end_iteration();
-    rt_.events.schedule_after(costs_.decode_step_time(batch.size(), context), [this, batch] {
+    st_.scheduler().schedule_after(costs_.decode_step_time(batch.size(), context), [this, batch] {
       for (size_t i : batch) {
         Live& l = live_[i];
         if (++l.generated >= l.req->output_tokens) finish(l);
@@ -227,6 +243,7 @@ class Engine final : public ControllerObserver {
     l.rec.timing.output_tokens = l.generated;
     history_.record(l.generated);
     std::erase(running_, static_cast<size_t>(&l - live_.data()));
+    ++finished_;
   }
 
   // The runtime adapter: a snapshot after the scheduling iteration, projected to TTUs;
@@ -266,28 +283,29 @@ class Engine final : public ControllerObserver {
     for (const ClaimTtu& t : ttus) {
       Live& l = live_[waiting_[t.queue_position]];
       if (l.claim) {
-        rt_.controller.revise(l.claim, t.ttu);
+        st_.controller().revise(l.claim, t.ttu);
         continue;
       }
-      if (rt_.controller.report(l.hit, t.ttu, &l.claim) != 0)
+      if (st_.controller().report(l.hit, t.ttu, &l.claim) != 0)
         throw std::logic_error("replay: claim report refused");
       by_claim_[l.claim] = static_cast<size_t>(&l - live_.data());
     }
     std::vector<ClaimId> order;
     for (size_t i : waiting_) order.push_back(live_[i].claim ? live_[i].claim : kNoClaim);
-    rt_.controller.update_order(order);
+    st_.controller().update_order(order);
   }
 
   TimeNs committed_ready_in(const Live& l) {
     if (!l.claim) return 0;
-    const Claim* c = rt_.controller.claim(l.claim);
+    const Claim* c = st_.controller().claim(l.claim);
     if (c->state != ClaimState::kStaging) return 0;
-    return rt_.provider.ttr(l.claim, TtrMode::kStateAware).value_or(0);
+    return st_.provider().ttr(l.claim, TtrMode::kStateAware).value_or(0);
   }
 
   EngineConfig cfg_;
   const StepCosts& costs_;
-  SimRuntime rt_;
+  ServingStack& st_;
+  size_t finished_ = 0;
   bool dax_ = false;
   std::vector<Live> live_;
   std::deque<size_t> waiting_;
@@ -302,6 +320,12 @@ class Engine final : public ControllerObserver {
 
 }  // namespace
 
+RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
+                      const EngineConfig& engine, const StepCosts& costs) {
+  Engine e(workload, stack, engine, costs);
+  return e.run();
+}
+
 RunResult run_serving(const ReplayWorkload& workload, const SimRuntimeConfig& stack,
                       const EngineConfig& engine, const StepCosts& costs) {
   SimRuntimeConfig s = stack;
@@ -310,8 +334,8 @@ RunResult run_serving(const ReplayWorkload& workload, const SimRuntimeConfig& st
     if (!p) throw std::invalid_argument("unknown policy '" + engine.policy + "'");
     s.controller.policy = *p;
   }
-  Engine e(workload, s, engine, costs);
-  return e.run();
+  SimServingStack st(s);
+  return run_serving(workload, st, engine, costs);
 }
 
 }  // namespace tempo

@@ -24,6 +24,9 @@ struct EngineConfig {
   std::string policy = "tempo";  // a commit policy name, or "dax-l1"
   uint32_t max_active = 4;
   uint32_t generation_limit = 128;
+  // Object bytes are 1/byte_scale of the model's (real-device runs shrink the KV to fit the
+  // machine); retrieval time is modelled on the model's bytes.
+  uint64_t byte_scale = 1;
 };
 
 enum class RetrievalPath : uint8_t { kNone, kStaged, kOrdinary, kDaxL1 };
@@ -56,9 +59,15 @@ struct RunResult {
   uint64_t demand_bytes = 0;
 };
 
-// Runs one workload under one policy to completion; `costs` maps GPU work to time (the
-// shared execution-time model, or fixed costs in tests). Throws std::invalid_argument for
-// an unknown policy or an invalid configuration.
+class ServingStack;
+
+// Runs one workload to completion on `stack`, whose controller runs `engine.policy` (or
+// anything, for dax-l1); `costs` maps GPU work to time (the shared execution-time model,
+// or fixed costs in tests). Throws std::invalid_argument for an invalid configuration.
+RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
+                      const EngineConfig& engine, const StepCosts& costs);
+// The same on a sim stack built from `stack` with the engine's policy; throws
+// std::invalid_argument for an unknown policy.
 RunResult run_serving(const ReplayWorkload& workload, const SimRuntimeConfig& stack,
                       const EngineConfig& engine, const StepCosts& costs);
 
