@@ -1,6 +1,6 @@
 # eBPF observability (ebpf/): libbpf CO-RE tools tempostat and tempomargin, their host test.
 #   make ebpf       build the tools into $(EBPF_OUT) (vmlinux.h generated from the running kernel)
-#   make test-ebpf  run tests/ebpf/run.py: probe driver and tempo-replay (root; mounts tracefs)
+#   make test-ebpf  run tests/ebpf/run.py: probe driver, tempo-replay, uring_replay (root)
 #   make test-ebpf-vm  the tools on tempo.ko's tracepoints in a QEMU guest (tests/ebpf/vm_kstage.sh)
 #   make bench-ebpf    probe overhead: per hit, and a replay attached vs detached (tests/ebpf/bench.py)
 EBPF_OUT    ?= build-ebpf
@@ -16,7 +16,7 @@ EBPF_LIBS   := -lbpf -lelf -lz
 EBPF_COMMON := ebpf/tool.c ebpf/hist_print.c
 EBPF_HDRS   := $(wildcard ebpf/*.h)
 
-.PHONY: ebpf test-ebpf test-ebpf-vm bench-ebpf ebpf-deps ebpf-replay
+.PHONY: ebpf test-ebpf test-ebpf-vm bench-ebpf ebpf-deps ebpf-replay ebpf-uring-replay
 .SECONDARY:
 
 ebpf-deps:
@@ -55,8 +55,19 @@ ebpf-replay: deps
 	@[ -f $(EBPF_CMAKE)/build.ninja ] || cmake -S . -B $(EBPF_CMAKE) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(EBPF_CMAKE) -j $(JOBS) --target tempo-replay
 
-test-ebpf: ebpf ebpf-replay
-	@$(PY) tests/ebpf/run.py $(EBPF_OUT) --replay $(EBPF_REPLAY)
+# tests/ebpf/uring_replay.cc: a real-time replay on the uring device, over tempo_core.
+EBPF_URING    := $(EBPF_OUT)/uring-replay
+EBPF_CXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Wpedantic -Werror -Wshadow -Wconversion \
+                 -Wno-sign-conversion -Ilibtempo
+ebpf-uring-replay: ebpf-replay
+	@if [ -f libtempo/runtime_loop/runtime_loop.h ]; then \
+	  $(CXX) $(EBPF_CXXFLAGS) tests/ebpf/uring_replay.cc $(EBPF_CMAKE)/libtempo/libtempo_core.a \
+	    $$(pkg-config --libs liburing libxxhash numa libdaxctl) -lpthread -o $(EBPF_URING); \
+	else rm -f $(EBPF_URING); echo "ebpf: no libtempo/runtime_loop: the uring replay check is skipped"; fi
+
+test-ebpf: ebpf ebpf-uring-replay
+	@$(PY) tests/ebpf/run.py $(EBPF_OUT) --replay $(EBPF_REPLAY) \
+	  $$([ -x $(EBPF_URING) ] && echo --uring-replay $(EBPF_URING))
 
 # tempo.ko comes from `make kmod` (build-kmod/), the guest kernel from the kmod deps.
 test-ebpf-vm: ebpf kmod

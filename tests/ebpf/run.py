@@ -8,7 +8,10 @@ With --replay, the same tools and scripts attach to every process of tempo-repla
 then serves a workload under six policies with a tight budget; the counts and byte totals
 they report must equal the replay's own CSVs.
 
-Usage: tests/ebpf/run.py BUILD_DIR [--replay TEMPO_REPLAY]
+With --uring-replay, likewise against tests/ebpf/uring_replay.cc, a real-time replay on
+the uring device (O_DIRECT staging, wall clock), and its own counters.
+
+Usage: tests/ebpf/run.py BUILD_DIR [--replay TEMPO_REPLAY] [--uring-replay URING_REPLAY]
        (root; mounts tracefs at /sys/kernel/tracing if needed)
 """
 import csv
@@ -350,6 +353,79 @@ def test_replay(build, replay):
           "tempo_stat.bt @total_bytes[staged] == tempostat's")
 
 
+URING_ARGS = ["60", "2", "20"]  # requests, ms between reports, TTU in ms
+
+
+def test_uring_replay(build, binary):
+    """tests/ebpf/uring_replay.cc: a real-time replay on the uring device (RuntimeLoop over
+    UringDevice, O_DIRECT staging); every tool and script against its own counters."""
+    print(f"== tools and bpftrace vs. uring_replay ({' '.join(URING_ARGS)}: real time, uring)")
+    store = os.path.join(build, "uring-replay-store")
+    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", binary, "1"])
+    margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-b", binary])
+    bts = {name: start_bpftrace(bt_for_binary(os.path.join(BT_DIR, name), binary, build), None,
+                                binary)
+           for name in ("tempo_margin.bt", "tempo_stat.bt")}
+    r = subprocess.run([binary, store] + URING_ARGS, capture_output=True, text=True,
+                       timeout=600)
+    check(r.returncode == 0, f"uring_replay exits 0 ({r.stderr.strip()[:200]})")
+    outs = {}
+    for name, p in [("tempostat", stat), ("tempomargin", margin)] + list(bts.items()):
+        p.send_signal(2)
+        out, _ = p.communicate(timeout=60)
+        check(p.returncode == 0, f"{name} exits 0 on SIGINT")
+        outs[name] = out
+    d = json.loads(r.stdout)
+    check(d["transfers"] > 0 and d["capacity_deferrals"] > 0,
+          f"the replay transferred ({d['transfers']}) and deferred ({d['capacity_deferrals']}); "
+          f"waited {d['waited']}, ordinary {d['ordinary']}")
+    check(d["staged_bytes"] == d["device_staged_bytes"], "replay: provider and device staged bytes agree")
+
+    lines = [json.loads(l) for l in outs["tempostat"].splitlines() if l]
+    t = {f: sum(l[f] for l in lines) for f in STAT_FIELDS}
+    for field, key in (("reports", "reported"), ("commits", "committed"),
+                       ("readies", "committed"), ("defers", "capacity_deferrals"),
+                       ("ordinary", "controller_ordinary"), ("transfers", "transfers"),
+                       ("transfer_ends", "transfers"), ("transfer_bytes", "transfer_bytes"),
+                       ("releases", "released"), ("stage_submits", "stage_submitted"),
+                       ("stage_completes", "stage_completed"), ("stage_errors", "stage_failed"),
+                       ("staged_bytes", "staged_bytes")):
+        check(t[field] == d[key], f"tempostat {field}: {t[field]} == replay's {key} {d[key]}")
+    check(lines[-1]["protected_bytes"] == d["ledger_bytes"] == 0, "tempostat: the ledger ends empty")
+
+    m = [json.loads(l) for l in outs["tempomargin"].splitlines() if l][-1]
+    n = m["margin_early"]["count"] + m["margin_late"]["count"]
+    b = m["margin_early"]["bytes"] + m["margin_late"]["bytes"]
+    check(n == d["transfers"], f"tempomargin margin events {n} == replay's transfers {d['transfers']}")
+    check(b == d["transfer_bytes"], f"tempomargin margin bytes {b} == replay's {d['transfer_bytes']}")
+    check(m["margin_late"]["count"] == d["waited"] and
+          m["margin_early"]["count"] == d["ready_at_request"],
+          f"tempomargin: late {m['margin_late']['count']} == retrievals that waited "
+          f"{d['waited']}, early {m['margin_early']['count']} == ready at request "
+          f"{d['ready_at_request']}")
+    check(m["stage_latency"]["count"] == d["stage_completed"] and
+          m["stage_latency"]["bytes"] == d["staged_bytes"],
+          f"tempomargin staging reads {m['stage_latency']['count']} == replay's {d['stage_completed']}")
+
+    bm = bt_maps(outs["tempo_margin.bt"])
+    n = bm["@count"].get("early", 0) + bm["@count"].get("late", 0)
+    b = bm["@bytes"].get("early", 0) + bm["@bytes"].get("late", 0)
+    check(n == d["transfers"], f"tempo_margin.bt margin events {n} == replay's {d['transfers']}")
+    check(b == d["transfer_bytes"], f"tempo_margin.bt margin bytes {b} == replay's {d['transfer_bytes']}")
+    check(bm["@count"].get("staged") == d["stage_completed"] and
+          bm["@bytes"].get("staged") == d["staged_bytes"],
+          "tempo_margin.bt staging reads and bytes == replay's")
+    bs = bt_maps(outs["tempo_stat.bt"])
+    for key, field in (("commits", "committed"), ("defers", "capacity_deferrals"),
+                       ("transfers", "transfers"), ("releases", "released"),
+                       ("staged", "stage_completed")):
+        check(bs["@total"].get(key, 0) == d[field],
+              f"tempo_stat.bt @total[{key}] {bs['@total'].get(key, 0)} == replay's {d[field]}")
+    for key, field in (("staged", "staged_bytes"), ("transfers", "transfer_bytes")):
+        check(bs["@total_bytes"].get(key, 0) == d[field],
+              f"tempo_stat.bt @total_bytes[{key}] == replay's {field} {d[field]}")
+
+
 def run_refusal(args, what, needle, pre=None):
     p = subprocess.run((pre or []) + args, capture_output=True, text=True, timeout=60)
     check(p.returncode != 0 and needle in p.stderr,
@@ -375,11 +451,13 @@ def test_refusals(build):
 
 
 def main():
-    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--replay"):
+    opts = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+    if len(sys.argv) < 2 or len(sys.argv) % 2 or set(opts) - {"--replay", "--uring-replay"}:
         print(__doc__)
         return 2
     build = os.path.abspath(sys.argv[1])
-    replay = os.path.abspath(sys.argv[3]) if len(sys.argv) == 4 else None
+    replay = os.path.abspath(opts["--replay"]) if "--replay" in opts else None
+    uring = os.path.abspath(opts["--uring-replay"]) if "--uring-replay" in opts else None
     if os.geteuid() != 0:
         print("SKIP: tests/ebpf needs root (BPF programs, uprobes, tracefs)")
         return 0
@@ -392,6 +470,10 @@ def main():
         test_replay(build, replay)
     else:
         print("SKIP: the replay check (no --replay TEMPO_REPLAY given)")
+    if uring:
+        test_uring_replay(build, uring)
+    else:
+        print("SKIP: the uring replay check (no --uring-replay URING_REPLAY given)")
     if failures:
         print(f"{len(failures)} check(s) FAILED")
         return 1
