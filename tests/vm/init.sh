@@ -50,7 +50,7 @@ dmesg -n 1
 load backing=$DISK fast_mb=4 extent_kb=64 pin_limit_mb=2
 result kmod.load_pages $?
 if [ -c /dev/tempo0 ]; then
-	suite tempo-vmtest run /dev/tempo0 $DISK api badinput data fdclose concurrency trace
+	suite tempo-vmtest run -p /dev/tempo0 $DISK api badinput data fdclose concurrency trace
 	# libtempo's kmod device, and its controller and provider on it.
 	gtest test_kmod_device
 	gtest test_kmod_runtime
@@ -90,14 +90,21 @@ if [ $rc -eq 0 ]; then
 	# QEMU's CXL window is not DMA-able by its virtio disk: fill by copy (dax_dma=0).
 	[ "$size" -ge $((16 << 20)) ]
 	result cxl.dax_size $? "dax0.0 holds only $size bytes"
-	load backing=$DISK dax_start=$start dax_size=$((16 << 20)) dax_dma=0 extent_kb=2048
+	load backing=$DISK dax_start="$start" dax_size=$((16 << 20)) dax_dma=0 extent_kb=2048
 	result cxl.load_dax $?
 	if [ -c /dev/tempo0 ]; then
-		suite tempo-vmtest run /dev/tempo0 $DISK api data concurrency
+		suite tempo-vmtest run -p /dev/tempo0 $DISK api data concurrency
 		gtest test_kmod_runtime
 		rmmod tempo
 		result cxl.unload $?
 	fi
+fi
+
+# 4. The hardware validation script, on the emulated CXL device (bandwidth is reported,
+#    not judged: TCG's emulated window is no measure of a real one).
+if [ -c /dev/dax0.0 ]; then
+	suite tempo-hwcheck --backing $DISK --dax dax0.0 --module "$KO" --dax-bounce \
+		--fast-mb 16 --bench-mb 32 --min-ratio 0
 fi
 
 echo "# cxl suites done at $(cut -d' ' -f1 /proc/uptime)s uptime"

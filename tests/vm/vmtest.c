@@ -1,7 +1,9 @@
 // tempo-vmtest: the guest suite for tempo.ko.
 //   tempo-vmtest mkimage FILE BYTES            write the pattern disk image (runs on the host)
-//   tempo-vmtest run DEV DISK GROUP...         run test groups against DEV backed by DISK
-// Groups: api badinput data fdclose concurrency trace.
+//   tempo-vmtest run [-p] DEV DISK GROUP...    run test groups against DEV backed by DISK
+//                                              (-p: DISK holds the mkimage pattern)
+//   tempo-vmtest bench DEV DISK BYTES          staging bandwidth over the first BYTES
+// Groups: api badinput data fdclose concurrency trace. Nothing writes to DISK.
 #define _GNU_SOURCE
 #include "vmtest.h"
 
@@ -109,6 +111,19 @@ int disk_read(void* buf, uint64_t off, uint64_t len) {
   return (uint64_t)n == len ? 0 : -EIO;
 }
 
+uint64_t disk_mismatch(const void* mem, uint64_t off, uint64_t len) {
+  void* buf;
+  if (posix_memalign(&buf, 4096, len)) return len;
+  uint64_t bad = len;
+  if (disk_read(buf, off, len) == 0) {
+    const uint8_t *a = mem, *b = buf;
+    bad = 0;
+    for (uint64_t i = 0; i < len; i++) bad += a[i] != b[i];
+  }
+  free(buf);
+  return bad;
+}
+
 uint64_t meminfo_kb(const char* field) {
   FILE* f = fopen("/proc/meminfo", "r");
   char line[256];
@@ -140,18 +155,52 @@ static const struct {
     {"fdclose", tests_fdclose}, {"concurrency", tests_concurrency}, {"trace", tests_trace},
 };
 
+int stage_bench(uint64_t bytes) {
+  int fd = dev_open();
+  const uint64_t chunk = dut.info.fast_bytes / 2;
+  uint64_t read_bytes = 0, ns = 0;
+  if (ioctl(fd, TEMPO_IOC_RESET, 0)) return perror("RESET"), 1;
+  bytes = bytes < dut.info.size ? bytes : dut.info.size;
+  for (uint64_t off = 0; off < bytes; off += chunk) {
+    struct tempo_completion c;
+    uint64_t len = bytes - off < chunk ? bytes - off : chunk;
+    if (stage1(fd, off, (len + 4095) / 4096 * 4096, 0, off) || wait_completion(fd, &c, 60000) ||
+        c.status)
+      return fprintf(stderr, "stage at %llu failed\n", (unsigned long long)off), 1;
+    read_bytes += c.read_bytes;
+    ns += c.complete_ns - c.submit_ns;
+  }
+  close(fd);
+  printf("stage_bytes=%llu stage_ns=%llu stage_mibps=%.1f\n", (unsigned long long)read_bytes,
+         (unsigned long long)ns, ns ? (double)read_bytes / (1 << 20) / ((double)ns / 1e9) : 0.0);
+  return 0;
+}
+
+static int usage(const char* argv0) {
+  fprintf(stderr,
+          "usage: %s mkimage FILE BYTES | run [-p] DEV DISK GROUP... | bench DEV DISK BYTES\n",
+          argv0);
+  return 2;
+}
+
 int main(int argc, char** argv) {
   if (argc == 4 && !strcmp(argv[1], "mkimage")) return mkimage(argv[2], strtoull(argv[3], 0, 0));
-  if (argc < 5 || strcmp(argv[1], "run")) {
-    fprintf(stderr, "usage: %s mkimage FILE BYTES | run DEV DISK GROUP...\n", argv[0]);
-    return 2;
+  if (argc < 2) return usage(argv[0]);
+  int a = 2;
+  const bool bench = !strcmp(argv[1], "bench");
+  if (!bench && strcmp(argv[1], "run")) return usage(argv[0]);
+  if (!bench && a < argc && !strcmp(argv[a], "-p")) {
+    dut.pattern = true;
+    a++;
   }
-  dut.path = argv[2];
-  dut.disk = argv[3];
+  if (argc - a < 3) return usage(argv[0]);
+  dut.path = argv[a++];
+  dut.disk = argv[a++];
   int fd = dev_open();
   if (ioctl(fd, TEMPO_IOC_GET_INFO, &dut.info)) return perror("GET_INFO"), 2;
   close(fd);
-  for (int a = 4; a < argc; a++) {
+  if (bench) return stage_bench(strtoull(argv[a], 0, 0));
+  for (; a < argc; a++) {
     size_t g = 0;
     while (g < sizeof(kGroups) / sizeof(kGroups[0]) && strcmp(kGroups[g].name, argv[a])) g++;
     if (g == sizeof(kGroups) / sizeof(kGroups[0])) {

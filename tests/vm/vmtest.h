@@ -59,6 +59,7 @@ void run_test(const char* name, void (*fn)(void));
 struct dut {
   const char* path;
   const char* disk;  // the backing block device, read with O_DIRECT to compare
+  bool pattern;      // the disk holds pattern_word() (the VM's disk), not someone's data
   struct tempo_info info;
 };
 extern struct dut dut;
@@ -76,7 +77,11 @@ int wait_completion(int fd, struct tempo_completion* c, int timeout_ms);
 uint64_t pattern_mismatch(const void* buf, uint64_t off, uint64_t len);
 // Reads [off, off + len) of the backing disk with O_DIRECT into buf (page aligned).
 int disk_read(void* buf, uint64_t off, uint64_t len);
+// Bytes of mem that differ from [off, off + len) of the backing disk (len on a read error).
+uint64_t disk_mismatch(const void* mem, uint64_t off, uint64_t len);
 uint64_t meminfo_kb(const char* field);
+// Staging bandwidth: stages `bytes` from offset 0 in fast-tier-sized batches.
+int stage_bench(uint64_t bytes);
 
 // Test groups (one file each).
 void tests_api(void);
