@@ -73,7 +73,8 @@ test-ebpf: ebpf ebpf-uring-replay
 test-ebpf-vm: ebpf kmod
 	@tests/ebpf/vm_kstage.sh $(EBPF_OUT) $(KMOD_BUILD)/tempo.ko
 
-# EBPF_BENCH_REPLAY: a replay command line to time attached vs detached (empty: per-hit cost only).
+# EBPF_BENCH_REPLAY: tempo-replay and its arguments, to time attached vs detached as well.
 EBPF_BENCH_REPLAY ?=
-bench-ebpf: ebpf
-	@$(PY) tests/ebpf/bench.py $(EBPF_OUT) $(EBPF_BENCH_REPLAY)
+bench-ebpf: ebpf ebpf-uring-replay
+	@$(PY) tests/ebpf/bench.py $(EBPF_OUT) \
+	  $$([ -x $(EBPF_URING) ] && echo --uring $(EBPF_URING)) $(EBPF_BENCH_REPLAY)

@@ -11,7 +11,12 @@
    the CPU goes, so its slowdown is the worst case; `realtime_overhead_pct` is what the
    same hits would cost spread over the simulated (wall-clock) duration of the workload.
 
-Usage: tests/ebpf/bench.py BUILD_DIR [TEMPO_REPLAY REPLAY_ARGS...]   (-o is added)
+3. On the uring device, in real time: tests/ebpf/uring_replay.cc closed-loop (each request
+   reported, retrieved, staged from SSD with O_DIRECT and copied out, one after another),
+   REPS times detached and attached alike; its requests/s and CPU time give the slowdown.
+
+Usage: tests/ebpf/bench.py BUILD_DIR [--uring URING_REPLAY] [TEMPO_REPLAY REPLAY_ARGS...]
+       (-o is added to the tempo-replay arguments)
 Prints one JSON object with the figures.
 """
 import csv
@@ -104,19 +109,67 @@ def replay_bench(build, replay, args):
             "realtime_overhead_pct": 100.0 * (ac - dc) / sim}
 
 
+URING_REQUESTS = "300"
+
+
+def uring_once(build, binary, bt_script):
+    """(requests/s, CPU s, hits) of one closed-loop uring_replay run."""
+    tools = []
+    if bt_script:
+        tools.append(run.start_tool([os.path.join(build, "tempomargin"), "-j", "-b", binary]))
+        tools.append(run.start_bpftrace(bt_script, None, binary))
+    p = subprocess.Popen([binary, os.path.join(build, "uring-replay-store"), URING_REQUESTS,
+                          "0", "0"], stdout=subprocess.PIPE, text=True)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError("uring_replay failed")
+    hits = 0
+    for i, t in enumerate(tools):
+        t.send_signal(2)
+        tout, _ = t.communicate(timeout=60)
+        if i == 0:
+            m = json.loads(tout.splitlines()[-1])
+            hits = sum(m[k]["count"] for k in ("margin_early", "margin_late", "stage_latency"))
+    return json.loads(out)["requests_per_s"], ru.ru_utime + ru.ru_stime, hits
+
+
+def uring_bench(build, binary):
+    bt = run.bt_for_binary(os.path.join(run.BT_DIR, "tempo_margin.bt"), binary, build)
+    uring_once(build, binary, None)  # fills the store and warms the page cache of its catalog
+    det, att = [], []
+    for _ in range(REPS):
+        det.append(uring_once(build, binary, None))
+        att.append(uring_once(build, binary, bt))
+    med = lambda runs, i: statistics.median(r[i] for r in runs)  # noqa: E731
+    dr, ar, dc, ac = med(det, 0), med(att, 0), med(det, 1), med(att, 1)
+    return {"requests": int(URING_REQUESTS), "reps": REPS, "probe_hits_per_run": att[0][2],
+            "rps_detached": [r[0] for r in det], "rps_attached": [r[0] for r in att],
+            "cpu_detached_s": [r[1] for r in det], "cpu_attached_s": [r[1] for r in att],
+            "throughput_slowdown_pct": 100.0 * (dr - ar) / dr,
+            "cpu_increase_pct": 100.0 * (ac - dc) / dc}
+
+
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    if not args:
         print(__doc__)
         return 2
-    build = os.path.abspath(sys.argv[1])
+    build = os.path.abspath(args.pop(0))
+    uring = None
+    if args[:1] == ["--uring"]:
+        uring = os.path.abspath(args[1])
+        args = args[2:]
     if os.geteuid() != 0:
         print("SKIP: the eBPF bench needs root")
         return 0
     if not os.path.exists(os.path.join(run.TRACEFS, "events")):
         subprocess.run(["mount", "-t", "tracefs", "nodev", run.TRACEFS], check=True)
     out = {"probe_detached": probe_cost(build, False), "probe_attached": probe_cost(build, True)}
-    if len(sys.argv) > 2:
-        out["replay"] = replay_bench(build, os.path.abspath(sys.argv[2]), sys.argv[3:])
+    if uring:
+        out["uring"] = uring_bench(build, uring)
+    if args:
+        out["replay"] = replay_bench(build, os.path.abspath(args[0]), args[1:])
     print(json.dumps(out, indent=1))
     return 0
 
