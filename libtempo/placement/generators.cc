@@ -196,36 +196,37 @@ Workload make_docqa(const DocQaParams& p) {
   return w;
 }
 
-Workload make_from_trace(const std::vector<TraceRecord>& records, uint32_t block_tokens) {
+int make_from_trace(const std::vector<tempo::Request>& trace, Workload* out) {
   Workload w;
   w.name = "trace";
-  w.block_tokens = block_tokens;
-  w.sessions = static_cast<uint32_t>(records.size());
-  std::unordered_map<uint64_t, BlockId> ids;
+  w.block_tokens = trace.empty() ? 16 : trace.front().chunk_tokens;
+  if (w.block_tokens == 0) return -EINVAL;
+  w.sessions = static_cast<uint32_t>(trace.size());
+  std::unordered_map<ObjectKey, BlockId> ids;
   BlockId next_id = 0;
-  auto id_of = [&](uint64_t h) {
-    auto [it, fresh] = ids.try_emplace(h, next_id);
-    if (fresh) ++next_id;
-    return it->second;
-  };
-  for (uint32_t i = 0; i < records.size(); ++i) {
-    const TraceRecord& rec = records[i];
+  for (uint32_t i = 0; i < trace.size(); ++i) {
+    const tempo::Request& t = trace[i];
+    if (t.chunk_tokens != w.block_tokens) return -EINVAL;
     Request r;
     r.session = i;
-    r.arrival = static_cast<TimeNs>(rec.timestamp_ms * 1e6);
-    for (uint64_t h : rec.hash_ids) r.context.push_back(id_of(h));
-    const uint64_t hashed_tokens = rec.hash_ids.size() * static_cast<uint64_t>(block_tokens);
-    r.input_tokens = static_cast<uint32_t>(
-        rec.input_length > hashed_tokens ? rec.input_length - hashed_tokens : 0);
-    r.output_tokens = static_cast<uint32_t>(rec.output_length);
-    for (uint32_t j = 0; j < output_blocks(r.output_tokens, block_tokens); ++j) {
+    r.arrival = t.arrival;
+    for (ObjectKey k : t.chunk_keys) {
+      auto [it, fresh] = ids.try_emplace(k, next_id);
+      if (fresh) ++next_id;
+      r.context.push_back(it->second);
+    }
+    const uint64_t chunked = t.chunk_keys.size() * static_cast<uint64_t>(w.block_tokens);
+    r.input_tokens = static_cast<uint32_t>(t.input_tokens > chunked ? t.input_tokens - chunked : 0);
+    r.output_tokens = t.output_tokens;
+    for (uint32_t j = 0; j < output_blocks(r.output_tokens, w.block_tokens); ++j) {
       r.output.push_back(next_id++);
     }
     w.requests.push_back(std::move(r));
   }
   w.num_blocks = next_id;
   sort_by_arrival(w);
-  return w;
+  *out = std::move(w);
+  return 0;
 }
 
 std::vector<std::string> named_workloads() { return {"chat", "chat-single", "agent", "docqa"}; }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "placement/workload.h"
+#include "workload/request.h"
 
 namespace tempo::placement {
 
@@ -58,17 +59,12 @@ Workload make_chat(const ChatParams& p);
 Workload make_agent(const AgentParams& p);
 Workload make_docqa(const DocQaParams& p);
 
-// One request of a trace: prompt blocks by content hash (prefix-chained), token counts.
-struct TraceRecord {
-  double timestamp_ms = 0;
-  uint64_t input_length = 0;
-  uint64_t output_length = 0;
-  std::vector<uint64_t> hash_ids;
-};
-// Each record becomes a request of its own session whose context is its hash_ids (one
-// block of `block_tokens` each; unseen hashes are computed in prefill), with the prompt
-// tokens beyond the hashed blocks as new input and fresh output blocks.
-Workload make_from_trace(const std::vector<TraceRecord>& records, uint32_t block_tokens);
+// A request trace (the JSONL format, parsed by workload/trace.h) as a placement workload:
+// each request becomes its own session, its context is its prompt's full chunks (one
+// block per chunk key; a key not seen before is computed in prefill), the prompt tokens
+// beyond those chunks are new input, and its output fills fresh blocks. Block size is
+// the trace's chunk size. -EINVAL when the requests disagree on chunk size.
+int make_from_trace(const std::vector<tempo::Request>& trace, Workload* out);
 
 // A named default workload: "chat", "chat-single" (one 24,000-access session), "agent",
 // "docqa". Returns -EINVAL for another name.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "placement/generators.h"
+#include "workload/trace.h"
 
 namespace tempo::placement {
 namespace {
@@ -108,17 +109,42 @@ TEST(Generators, UnknownNameIsEinval) {
   EXPECT_EQ(make_named_workload("poetry", 1, &w), -EINVAL);
 }
 
-TEST(Trace, HashesMapToSharedBlocks) {
-  std::vector<TraceRecord> recs{{0, 40, 20, {11, 12}}, {5, 33, 1, {11, 13}}};
-  const Workload w = make_from_trace(recs, 16);
+TEST(Trace, JsonlRequestsBecomeBlocksSharedByContent) {
+  // Through the shared trace parser: 16-token chunks; the second request repeats the
+  // first chunk (same hash), so both read the same block.
+  std::istringstream jsonl(
+      R"({"timestamp": 0, "input_length": 40, "output_length": 20, "hash_ids": [11, 12, 13]})"
+      "\n"
+      R"({"timestamp": 5, "input_length": 33, "output_length": 1, "hash_ids": [11, 14, 15]})"
+      "\n");
+  std::vector<tempo::Request> parsed;
+  TraceStats stats;
+  std::string err;
+  ASSERT_EQ(
+      parse_trace(jsonl, "t.jsonl", TraceOptions{.block_tokens = 16, .kv_bytes_per_token = 1000},
+                  &parsed, &stats, &err),
+      0)
+      << err;
+  Workload w;
+  ASSERT_EQ(make_from_trace(parsed, &w), 0);
   ASSERT_EQ(w.requests.size(), 2u);
-  EXPECT_EQ(w.requests[0].context, (std::vector<BlockId>{0, 1}));
-  EXPECT_EQ(w.requests[0].input_tokens, 8u);  // 40 - 2 x 16
-  EXPECT_EQ(w.requests[0].output.size(), 2u);
+  EXPECT_EQ(w.block_tokens, 16u);
+  EXPECT_EQ(w.requests[0].context.size(), 2u);  // two full chunks; the tail is new input
+  EXPECT_EQ(w.requests[0].input_tokens, 8u);    // 40 - 2 x 16
+  EXPECT_EQ(w.requests[0].output.size(), 2u);   // 20 tokens
   EXPECT_EQ(w.requests[1].arrival, 5 * kNsPerMs);
-  EXPECT_EQ(w.requests[1].context[0], 0u);  // hash 11 again
+  EXPECT_EQ(w.requests[1].context[0], w.requests[0].context[0]);  // hash 11 again
+  EXPECT_NE(w.requests[1].context[1], w.requests[0].context[1]);
   EXPECT_EQ(w.requests[1].input_tokens, 1u);
   EXPECT_EQ(w.num_blocks, 2u + 2u + 1u + 1u);
+}
+
+TEST(Trace, MixedChunkSizesAreRejected) {
+  std::vector<tempo::Request> t(2);
+  t[0].chunk_tokens = 16;
+  t[1].chunk_tokens = 32;
+  Workload w;
+  EXPECT_EQ(make_from_trace(t, &w), -EINVAL);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "placement/prefetch.h"
 #include "placement/simulator.h"
 #include "policy/eviction_policy.h"
+#include "workload/trace.h"
 
 using namespace tempo;
 using namespace tempo::placement;
@@ -31,12 +32,13 @@ namespace {
 
 const char* kUsage =
     "usage: tempo-sim list\n"
-    "       tempo-sim run [--workload chat|chat-single|agent|docqa] [--seed N]\n"
+    "       tempo-sim run [--workload chat|chat-single|agent|docqa|trace] [--seed N]\n"
+    "                     [--trace FILE.jsonl [--trace-block-tokens N (512)]]\n"
     "                     [--policy P] [--prefetch none|causal|oracle|laxity] [--depth N]\n"
     "                     [--baseline tiered|gpu-only|prefix-reuse|full-cpu-offload]\n"
     "                     [--ratio R | --hbm N --dram N --ssd N] [--ewma-alpha A]\n"
     "                     [--csv FILE] [--requests-csv FILE] [common]\n"
-    "       tempo-sim export [--workload W] [--seed N] --out FILE [common]\n"
+    "       tempo-sim export [--workload W | --trace FILE] [--seed N] --out FILE [common]\n"
     "       tempo-sim study --out DIR [--only name,...] [--seed N] [common]\n"
     "common: --model NAME|FILE (llama-3.1-8b-instruct) --gpu NAME|FILE (h100-pcie-80gb)\n"
     "        --data-dir DIR --pcie-gbps G --ssd-gbps G --ssd-latency-us U\n"
@@ -130,7 +132,26 @@ int load_common(const Args& a, Common* c) {
 }
 
 int load_workload(const Args& a, const Common& c, Workload* w) {
-  const std::string name = a.get("workload", "chat");
+  const std::string name = a.get("workload", a.has("trace") ? "trace" : "chat");
+  if (name == "trace") {
+    if (!a.has("trace")) return fail("--workload trace needs --trace FILE");
+    TraceOptions o;
+    o.kv_bytes_per_token = c.model.kv_bytes_per_token();
+    uint64_t bt = o.block_tokens;
+    std::string err;
+    if (!count_opt(a, "trace-block-tokens", &bt, &err)) return fail(err);
+    if (bt == 0 || bt > UINT32_MAX) return fail("--trace-block-tokens must be in [1, 2^32)");
+    o.block_tokens = static_cast<uint32_t>(bt);
+    std::vector<tempo::Request> reqs;
+    TraceStats stats;
+    if (int rc = load_trace(a.get("trace", ""), o, &reqs, &stats, &err); rc != 0) {
+      std::cerr << "tempo-sim: " << err << "\n";
+      return -rc;
+    }
+    if (make_from_trace(reqs, w) != 0) return fail("trace: inconsistent chunk sizes");
+    return 0;
+  }
+  if (a.has("trace")) return fail("--trace goes with --workload trace");
   if (make_named_workload(name, c.seed, w) != 0) return fail("unknown workload '" + name + "'");
   return 0;
 }
@@ -272,6 +293,10 @@ int main(int argc, char** argv) {
       "model",     "gpu",        "data-dir",  "pcie-gbps", "ssd-gbps", "ssd-latency-us",
       "price-hbm", "price-dram", "price-ssd", "seed",      "workload"};
   std::vector<std::string> allowed = common;
+  if (cmd == "run" || cmd == "export") {
+    allowed.emplace_back("trace");
+    allowed.emplace_back("trace-block-tokens");
+  }
   if (cmd == "run") {
     for (const char* k : {"policy", "prefetch", "depth", "baseline", "ratio", "hbm", "dram", "ssd",
                           "ewma-alpha", "csv", "requests-csv"}) {
