@@ -28,13 +28,13 @@ test-normal: build
 
 test-asan: deps
 	$(call configure,$(BUILD_ASAN),-DCMAKE_BUILD_TYPE=Debug -DTEMPO_SANITIZE=address)
-	@cmake --build $(BUILD_ASAN) -j $(JOBS)
+	@cmake --build $(BUILD_ASAN) -j $(JOBS) --target unit_tests
 	@cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS) -L unit
 
 # ThreadSanitizer run of the suites that exercise concurrent code (label "concurrent").
 test-tsan: deps
 	$(call configure,$(BUILD_TSAN),-DCMAKE_BUILD_TYPE=Debug -DTEMPO_SANITIZE=thread)
-	@cmake --build $(BUILD_TSAN) -j $(JOBS)
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target concurrent_tests
 	@cd $(BUILD_TSAN) && ctest --output-on-failure -j $(JOBS) -L concurrent
 
 test: format-check test-normal test-asan test-tsan

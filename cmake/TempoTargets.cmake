@@ -15,13 +15,28 @@ function(tempo_add_subdirectories)
   endforeach()
 endfunction()
 
-# tempo_add_test(NAME src... [LABELS l...]): a GoogleTest executable run by CTest.
+# Build only what a sanitizer run needs: `unit_tests` (every test) and `concurrent_tests`
+# (the tests of concurrent code, also run under TSan).
+add_custom_target(unit_tests)
+add_custom_target(concurrent_tests)
+
+# tempo_register_test(NAME [LABELS l...]): registers an existing test executable with CTest.
+function(tempo_register_test name)
+  cmake_parse_arguments(T "" "" "LABELS" ${ARGN})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS "unit;${T_LABELS}" TIMEOUT 600)
+  add_dependencies(unit_tests ${name})
+  if("concurrent" IN_LIST T_LABELS)
+    add_dependencies(concurrent_tests ${name})
+  endif()
+endfunction()
+
+# tempo_add_test(NAME src... [LABELS l...] [LIBS l...]): a GoogleTest executable run by CTest.
 function(tempo_add_test name)
   cmake_parse_arguments(T "" "" "LABELS;LIBS" ${ARGN})
   add_executable(${name} ${T_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE tempo_core GTest::gtest GTest::gmock GTest::gtest_main ${T_LIBS})
-  add_test(NAME ${name} COMMAND ${name})
-  set_tests_properties(${name} PROPERTIES LABELS "unit;${T_LABELS}" TIMEOUT 600)
+  tempo_register_test(${name} LABELS ${T_LABELS})
 endfunction()
 
 # tempo_add_bench(NAME src...): a Google Benchmark executable (run by `make bench`).
