@@ -69,9 +69,10 @@ test-ebpf: ebpf ebpf-uring-replay
 	@$(PY) tests/ebpf/run.py $(EBPF_OUT) --replay $(EBPF_REPLAY) \
 	  $$([ -x $(EBPF_URING) ] && echo --uring-replay $(EBPF_URING))
 
-# tempo.ko comes from `make kmod` (build-kmod/), the guest kernel from the kmod deps.
-test-ebpf-vm: ebpf kmod
-	@tests/ebpf/vm_kstage.sh $(EBPF_OUT) $(KMOD_BUILD)/tempo.ko
+# tempo.ko is built by `make kmod` into our own tree; the guest kernel comes with the kmod deps.
+test-ebpf-vm: ebpf
+	@$(MAKE) --no-print-directory kmod KMOD_BUILD=$(EBPF_OUT)/kmod
+	@tests/ebpf/vm_kstage.sh $(EBPF_OUT) $(EBPF_OUT)/kmod/tempo.ko
 
 # EBPF_BENCH_REPLAY: tempo-replay and its arguments, to time attached vs detached as well.
 EBPF_BENCH_REPLAY ?=
