@@ -6,7 +6,7 @@
 # what the driver issued and what the module's own TEMPO_IOC_STATS say.
 #
 # Usage: tests/ebpf/vm_kstage.sh EBPF_BUILD_DIR TEMPO_KO [BATCHES]
-#   (make test-ebpf-vm builds both; the guest kernel is reused from build-vm/ when there)
+#   (make test-ebpf-vm builds both into build-ebpf/; the guest kernel is reused from build-vm/)
 # Env: VM_BPFTRACE=1 also runs ebpf/bpftrace/tempo_kstage.bt in the guest (its LLVM makes
 #   the initramfs about 200 MB larger) and checks its counts the same way.
 set -euo pipefail
