@@ -50,7 +50,8 @@ module_param(dax_dma, bool, 0444);
 MODULE_PARM_DESC(dax_dma, "fill the DAX range by DMA (default); N: read into pages and copy");
 
 #define TEMPO_FS_MAGIC 0x74656d70
-#define TEMPO_MAX_EXTENT_KB (64 * 1024)
+/* An extent is one page allocation (a slot, or a DAX fill's bounce buffer). */
+#define TEMPO_MAX_EXTENT_KB ((PAGE_SIZE << (MAX_ORDER - 1)) / 1024)
 
 static struct tempo_dev *tempo_dev;
 static struct vfsmount *tempo_mnt;
@@ -260,7 +261,7 @@ static int tempo_check_params(void)
 	}
 	if (!is_power_of_2(extent_kb) || extent_kb * 1024UL < PAGE_SIZE ||
 	    extent_kb > TEMPO_MAX_EXTENT_KB) {
-		pr_err("tempo: extent_kb=%u must be a power of two from %lu to %u\n", extent_kb,
+		pr_err("tempo: extent_kb=%u must be a power of two from %lu to %lu\n", extent_kb,
 		       PAGE_SIZE / 1024, TEMPO_MAX_EXTENT_KB);
 		return -EINVAL;
 	}

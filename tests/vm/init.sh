@@ -67,6 +67,9 @@ result kmod.load_requires_backing $?
 insmod "$KO" backing=$DISK extent_kb=3 2>/dev/null
 [ $? -ne 0 ] && [ ! -e /dev/tempo0 ]
 result kmod.load_rejects_bad_extent $?
+insmod "$KO" backing=$DISK extent_kb=8192 2>/dev/null
+[ $? -ne 0 ] && [ ! -e /dev/tempo0 ]
+result kmod.load_rejects_huge_extent $?
 insmod "$KO" backing=/dev/nonexistent 2>/dev/null
 [ $? -ne 0 ] && [ ! -e /dev/tempo0 ]
 result kmod.load_rejects_missing_disk $?
