@@ -84,17 +84,31 @@ void AdaptivePolicy::record_access(BlockId id, TimeNs now) {
 std::optional<BlockId> AdaptivePolicy::pick_victim() {
   if (size() == 0) return std::nullopt;
   ++stats_.victims;
-  size_t lead = 0;
   bool agree = true;
-  std::optional<BlockId> first;
   std::vector<BlockId> choice(experts_.size());
   for (size_t i = 0; i < experts_.size(); ++i) {
     choice[i] = *experts_[i]->pick_victim();
-    if (i > 0 && choice[i] != choice[0]) agree = false;
-    if (weights_[i] > weights_[lead]) lead = i;
+    if (choice[i] != choice[0]) agree = false;
   }
-  picked_ = choice[lead];
-  picked_by_ = agree ? std::nullopt : std::optional<size_t>(lead);
+  if (agree) {
+    picked_ = choice[0];
+    picked_by_.reset();
+    return picked_;
+  }
+  // Draw an expert with probability equal to its weight, from the golden-ratio sequence.
+  draw_ += 0.6180339887498949;
+  draw_ -= std::floor(draw_);
+  size_t e = experts_.size() - 1;
+  double acc = 0;
+  for (size_t i = 0; i < experts_.size(); ++i) {
+    acc += weights_[i];
+    if (draw_ < acc) {
+      e = i;
+      break;
+    }
+  }
+  picked_ = choice[e];
+  picked_by_ = e;
   return picked_;
 }
 

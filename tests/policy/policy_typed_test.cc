@@ -42,7 +42,7 @@ struct Arc {
   static constexpr Expect e{"arc", 12, 7, 6, 5};
 };
 struct Adaptive {
-  static constexpr Expect e{"adaptive", 12, 8, 4, 5};
+  static constexpr Expect e{"adaptive", 12, 9, 5, 5};
 };
 struct Min {
   static constexpr Expect e{"min", 6, 7, 4, 4};
