@@ -53,7 +53,14 @@ EBPF_REPLAY := $(EBPF_CMAKE)/tools/tempo-replay/tempo-replay
 
 ebpf-replay: deps
 	@[ -f $(EBPF_CMAKE)/build.ninja ] || cmake -S . -B $(EBPF_CMAKE) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build $(EBPF_CMAKE) -j $(JOBS) --target tempo-replay
+	@cmake --build $(EBPF_CMAKE) -j $(JOBS) --target tempo-replay tempo
+
+# tests/ebpf/capi_client.c: a process using libtempo.so (the probes live in the library).
+EBPF_LIBTEMPO := $(EBPF_CMAKE)/libtempo/capi/libtempo.so
+EBPF_CLIENT   := $(EBPF_OUT)/capi-client
+$(EBPF_CLIENT): tests/ebpf/capi_client.c $(EBPF_LIBTEMPO)
+	$(EBPF_CC) $(EBPF_CFLAGS) -Ilibtempo/include $< -L$(dir $(EBPF_LIBTEMPO)) -ltempo \
+	  -Wl,-rpath,$(abspath $(dir $(EBPF_LIBTEMPO))) -o $@
 
 # tests/ebpf/uring_replay.cc: a real-time replay on the uring device, over tempo_core.
 EBPF_URING    := $(EBPF_OUT)/uring-replay
@@ -66,7 +73,9 @@ ebpf-uring-replay: ebpf-replay
 	else rm -f $(EBPF_URING); echo "ebpf: no libtempo/runtime_loop: the uring replay check is skipped"; fi
 
 test-ebpf: ebpf ebpf-uring-replay
+	@$(MAKE) --no-print-directory $(EBPF_CLIENT)
 	@$(PY) tests/ebpf/run.py $(EBPF_OUT) --replay $(EBPF_REPLAY) \
+	  --capi-client $(EBPF_CLIENT) --libtempo $(EBPF_LIBTEMPO) \
 	  $$([ -x $(EBPF_URING) ] && echo --uring-replay $(EBPF_URING))
 
 # tempo.ko is built by `make kmod` into our own tree; the guest kernel comes with the kmod deps.

@@ -11,7 +11,11 @@ they report must equal the replay's own CSVs.
 With --uring-replay, likewise against tests/ebpf/uring_replay.cc, a real-time replay on
 the uring device (O_DIRECT staging, wall clock), and its own counters.
 
+With --capi-client and --libtempo, tests/ebpf/capi_client.c (a process using libtempo.so
+through the C ABI) is traced with -p PID: the probes must be found in the mapped library.
+
 Usage: tests/ebpf/run.py BUILD_DIR [--replay TEMPO_REPLAY] [--uring-replay URING_REPLAY]
+                         [--capi-client CLIENT --libtempo LIBTEMPO_SO]
        (root; mounts tracefs at /sys/kernel/tracing if needed)
 """
 import csv
@@ -353,6 +357,47 @@ def test_replay(build, replay):
           "tempo_stat.bt @total_bytes[staged] == tempostat's")
 
 
+def test_library(build, client, lib):
+    """capi_client uses libtempo.so: the probes live in the mapped library, not in the
+    executable, and -p PID must find them there."""
+    print("== tempostat/tempomargin/bpftrace -p PID on a process using libtempo.so")
+    p = subprocess.Popen([client, "40"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    pid = json.loads(p.stdout.readline())["pid"]
+    check(not usdt_sites(client) and usdt_sites(lib).get("claim__commit", 0) > 0,
+          "the probes are in libtempo.so, none in the executable")
+    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-p", str(pid), "1"])
+    margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-p", str(pid)])
+    bt = start_bpftrace(os.path.join(BT_DIR, "tempo_margin.bt"), pid, lib)
+    p.stdin.write("go\n")
+    p.stdin.close()
+    d = json.loads(p.stdout.readline())
+    p.wait(timeout=60)
+    outs = {}
+    for name, t in (("tempostat", stat), ("tempomargin", margin), ("tempo_margin.bt", bt)):
+        out, _ = t.communicate(timeout=60)
+        check(t.returncode == 0, f"{name} exits 0 when the process ends")
+        outs[name] = out
+    check(d["transfers"] > 0 and d["capacity_deferrals"] > 0 and d["ordinary"] > 0,
+          f"the client transferred ({d['transfers']}), deferred ({d['capacity_deferrals']}) "
+          f"and went ordinary ({d['ordinary']})")
+    lines = [json.loads(l) for l in outs["tempostat"].splitlines() if l]
+    t = {f: sum(l[f] for l in lines) for f in STAT_FIELDS}
+    for field, key in (("reports", "claims_reported"), ("commits", "claims_committed"),
+                       ("defers", "capacity_deferrals"), ("ordinary", "claims_ordinary"),
+                       ("stage_completes", "stage_ops"), ("staged_bytes", "staged_bytes"),
+                       ("transfers", "transfers"), ("transfer_bytes", "transfer_bytes")):
+        check(t[field] == d[key], f"tempostat -p (library) {field}: {t[field]} == {d[key]}")
+    m = [json.loads(l) for l in outs["tempomargin"].splitlines() if l][-1]
+    n = m["margin_early"]["count"] + m["margin_late"]["count"]
+    b = m["margin_early"]["bytes"] + m["margin_late"]["bytes"]
+    check(n == d["transfers"] and b == d["transfer_bytes"],
+          f"tempomargin -p (library): {n} margins, {b} bytes")
+    bm = bt_maps(outs["tempo_margin.bt"])
+    n = bm["@count"].get("early", 0) + bm["@count"].get("late", 0)
+    check(n == d["transfers"], f"tempo_margin.bt -p (library): {n} margins")
+
+
 URING_ARGS = ["60", "2", "20"]  # requests, ms between reports, TTU in ms
 
 
@@ -452,7 +497,8 @@ def test_refusals(build):
 
 def main():
     opts = dict(zip(sys.argv[2::2], sys.argv[3::2]))
-    if len(sys.argv) < 2 or len(sys.argv) % 2 or set(opts) - {"--replay", "--uring-replay"}:
+    if len(sys.argv) < 2 or len(sys.argv) % 2 or \
+            set(opts) - {"--replay", "--uring-replay", "--capi-client", "--libtempo"}:
         print(__doc__)
         return 2
     build = os.path.abspath(sys.argv[1])
@@ -470,6 +516,11 @@ def main():
         test_replay(build, replay)
     else:
         print("SKIP: the replay check (no --replay TEMPO_REPLAY given)")
+    if "--capi-client" in opts and "--libtempo" in opts:
+        test_library(build, os.path.abspath(opts["--capi-client"]),
+                     os.path.realpath(opts["--libtempo"]))
+    else:
+        print("SKIP: the libtempo.so check (no --capi-client CLIENT --libtempo LIB given)")
     if uring:
         test_uring_replay(build, uring)
     else:
