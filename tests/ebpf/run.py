@@ -185,13 +185,14 @@ def test_counts(build):
     d = Driver(build, ROUNDS)
     stat = start_tool([os.path.join(build, "tempostat"), "-j", "-p", str(d.pid), "1"])
     margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-p", str(d.pid)])
+    margin_ms = start_tool([os.path.join(build, "tempomargin"), "-j", "-m", "-p", str(d.pid)])
     driver = os.path.join(build, "probe-driver")
     bt_margin = start_bpftrace(os.path.join(BT_DIR, "tempo_margin.bt"), d.pid, driver)
     bt_stat = start_bpftrace(os.path.join(BT_DIR, "tempo_stat.bt"), d.pid, driver)
     fired = d.fire()
     outs = {}
-    for name, p in (("tempostat", stat), ("tempomargin", margin), ("tempo_margin.bt", bt_margin),
-                    ("tempo_stat.bt", bt_stat)):
+    for name, p in (("tempostat", stat), ("tempomargin", margin), ("tempomargin -m", margin_ms),
+                    ("tempo_margin.bt", bt_margin), ("tempo_stat.bt", bt_stat)):
         out, err = p.communicate(timeout=60)
         check(p.returncode == 0, f"{name} exits 0 when the traced process ends ({err.strip()})")
         outs[name] = out
@@ -224,6 +225,12 @@ def test_counts(build):
         check(h["bytes"] == nbytes, f"tempomargin {key} bytes {h['bytes']} == {nbytes}")
         want = expected_slots(vals, 1000)
         check(json_slots(h) == want, f"tempomargin {key} usec slots {json_slots(h)} == {want}")
+
+    r = json.loads(outs["tempomargin -m"].splitlines()[-1])
+    for key, vals in (("margin_early", early), ("margin_late", late), ("stage_latency", lat)):
+        want = expected_slots(vals, 1000000)
+        check(r[key]["unit"] == "msecs" and json_slots(r[key]) == want,
+              f"tempomargin -m {key} msec slots {json_slots(r[key])} == {want}")
 
     m = bt_maps(outs["tempo_margin.bt"])
     for key, n, nbytes in (("early", len(early), len(early) * per_transfer),
