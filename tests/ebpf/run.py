@@ -485,8 +485,14 @@ def run_refusal(args, what, needle, pre=None):
 
 
 def test_refusals(build):
-    print("== refusals: no root, no tracefs, bad arguments")
+    print("== interval and count; refusals: no root, no tracefs, bad arguments")
     d = Driver(build, 1)
+    t0 = time.monotonic()
+    r = subprocess.run([os.path.join(build, "tempostat"), "-j", "-p", str(d.pid), "1", "2"],
+                       capture_output=True, text=True, timeout=60)
+    lines = r.stdout.splitlines()
+    check(r.returncode == 0 and len(lines) == 2 and 1.8 < time.monotonic() - t0 < 30,
+          f"tempostat 1 2 prints two 1-second reports and exits 0 ({len(lines)} lines)")
     for tool in ("tempostat", "tempomargin"):
         path = os.path.join(build, tool)
         run_refusal([path, "-p", str(d.pid)], f"{tool} as nobody", "missing privileges",
