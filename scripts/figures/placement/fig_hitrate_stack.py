@@ -16,6 +16,7 @@ for ax, w in zip(axes, WORKLOADS):
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_title(w)
     ax.tick_params(axis="x", rotation=35)
+    plt.setp(ax.get_xticklabels(), ha="right")
 axes[0].set_ylabel("share of reads")
 axes[-1].legend(loc="lower right", fontsize=8)
 fig.suptitle("Per-tier hit rate at the default 1:8:64 shape (R = 73)")

@@ -29,6 +29,7 @@ for ax, w in zip(axes, WORKLOADS):
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_title(w)
     ax.tick_params(axis="x", rotation=40)
+    plt.setp(ax.get_xticklabels(), ha="right")
 axes[0].set_ylabel("ms per output token")
 axes[-1].legend(fontsize=8)
 fig.suptitle("TPOT = decode compute + fetch stall (per-tier stall measured, not hit-share split)")
