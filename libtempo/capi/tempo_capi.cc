@@ -1,12 +1,14 @@
 // The C ABI of include/tempo/tempo.h over the C++ stack. Nothing throws across it: every
-// entry point validates its arguments, takes the instance's mutex and maps failures to a
-// negative errno.
+// entry point validates its arguments, calls the instance (thread-safe) and maps failures
+// to a negative errno.
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "config/config_file.h"
 #include "config/settings.h"
 #include "instance/instance.h"
 #include "tempo/tempo.h"
@@ -26,14 +28,12 @@ struct tempo_ctx {
 namespace {
 
 using tempo::ClaimId;
-using tempo::Controller;
 
-// Runs `f` on the context's controller under its mutex, turning exceptions into errnos.
+// Runs `f` on the context's instance, turning exceptions into errnos.
 template <typename F>
 int with_ctx(tempo_ctx* ctx, F&& f) {
   if (!ctx || !ctx->instance) return -EINVAL;
   try {
-    std::lock_guard lock(ctx->instance->mutex());
     return f(*ctx->instance);
   } catch (const std::bad_alloc&) {
     return -ENOMEM;
@@ -105,17 +105,8 @@ TEMPO_EXPORT tempo_ctx* tempo_ctx_ref(tempo_ctx* ctx) {
 
 TEMPO_EXPORT void tempo_ctx_unref(tempo_ctx* ctx) {
   if (!ctx || ctx->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  {
-    std::lock_guard lock(ctx->instance->mutex());
-    Controller& c = ctx->instance->controller();
-    std::vector<ClaimId> live;
-    c.for_each_claim([&](const tempo::Claim& claim) {
-      if (!tempo::claim_state_terminal(claim.state)) live.push_back(claim.id);
-    });
-    for (ClaimId id : live) c.cancel(id);
-    if (!live.empty())
-      log(ctx, 6, "tempo: context closed with " + std::to_string(live.size()) + " live claims");
-  }
+  const size_t live = ctx->instance->cancel_live();
+  if (live > 0) log(ctx, 6, "tempo: context closed with " + std::to_string(live) + " live claims");
   delete ctx;
 }
 
@@ -128,27 +119,25 @@ TEMPO_EXPORT void tempo_ctx_set_log_fn(tempo_ctx* ctx, tempo_log_fn fn, void* da
 TEMPO_EXPORT int64_t tempo_ctx_now(tempo_ctx* ctx) {
   int64_t now = -EINVAL;
   with_ctx(ctx, [&](tempo::Instance& in) {
-    now = in.clock().now();
+    now = in.now();
     return 0;
   });
   return now;
 }
 
 TEMPO_EXPORT int tempo_ctx_tick(tempo_ctx* ctx) {
-  return with_ctx(ctx, [](tempo::Instance& in) {
-    in.controller().tick();
-    return 0;
-  });
+  return with_ctx(ctx, [](tempo::Instance& in) { return in.tick(); });
 }
 
 TEMPO_EXPORT int tempo_ctx_stats(tempo_ctx* ctx, tempo_stats* s) {
   if (!s) return -EINVAL;
   return with_ctx(ctx, [&](tempo::Instance& in) {
-    const tempo::ControllerStats c = in.controller().stats();
-    const tempo::ProviderStats p = in.provider().stats();
-    const tempo::DeviceStats d = in.device().stats();
+    const tempo::InstanceStats all = in.stats();
+    const tempo::ControllerStats& c = all.controller;
+    const tempo::ProviderStats& p = all.provider;
+    const tempo::DeviceStats& d = all.device_stats;
     *s = tempo_stats{};
-    s->now_ns = in.clock().now();
+    s->now_ns = all.now;
     s->budget_bytes = p.budget_bytes;
     s->ledger_bytes = p.ledger_bytes;
     s->reserved_bytes = p.reserved_bytes;
@@ -167,7 +156,7 @@ TEMPO_EXPORT int tempo_ctx_stats(tempo_ctx* ctx, tempo_stats* s) {
     s->staged_bytes = p.staged_bytes;
     s->stage_errors = p.stage_failed;
     s->outstanding_ops = p.outstanding_ops;
-    s->fast_tier_capacity_bytes = in.device().info().capacity_bytes;
+    s->fast_tier_capacity_bytes = all.fast_tier_capacity_bytes;
     s->fast_tier_used_bytes = d.resident_bytes;
     s->pinned_bytes = d.pinned_bytes;
     s->evictions = d.evictions;
@@ -197,18 +186,18 @@ TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects,
   return with_ctx(ctx, [&](tempo::Instance& in) {
     tempo::Manifest m(count);
     for (size_t i = 0; i < count; ++i) m[i] = {objects[i].key, objects[i].bytes};
-    return in.controller().report(m, ttu_ns, id);
+    return in.report(m, ttu_ns, id);
   });
 }
 
 TEMPO_EXPORT int tempo_claim_revise(tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.controller().revise(id, ttu_ns); });
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.revise(id, ttu_ns); });
 }
 
 TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
   if (!ids && count) return -EINVAL;
   return with_ctx(ctx, [&](tempo::Instance& in) {
-    return in.controller().update_order(std::span<const ClaimId>(ids, count));
+    return in.update_order(std::span<const ClaimId>(ids, count));
   });
 }
 
@@ -216,7 +205,7 @@ TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id
   if (!outcome) return -EINVAL;
   return with_ctx(ctx, [&](tempo::Instance& in) {
     tempo::RetrievalOutcome o{};
-    const int r = in.controller().request_retrieval(id, &o);
+    const int r = in.request_retrieval(id, &o);
     if (r == 0) *outcome = static_cast<int>(o);
     return r;
   });
@@ -225,37 +214,90 @@ TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id
 TEMPO_EXPORT int tempo_claim_query(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* info) {
   if (!info) return -EINVAL;
   return with_ctx(ctx, [&](tempo::Instance& in) {
-    Controller& c = in.controller();
-    const tempo::Claim* claim = c.claim(id);
-    if (!claim) return -ENOENT;
-    const tempo::TimeNs now = in.clock().now();
+    tempo::ClaimSnapshot c;
+    if (const int r = in.query(id, &c); r != 0) return r;
     *info = tempo_claim_info{};
-    info->state = static_cast<uint32_t>(claim->state);
-    info->error = claim->error;
-    info->bytes = claim->bytes;
-    info->ttu_ns = claim->ttu - (now - claim->ttu_at);
-    info->laxity_ns = c.laxity(id).value_or(0);
-    info->deferrals = claim->deferrals;
-    info->reported_ns = claim->timing.reported;
-    info->committed_ns = claim->timing.committed;
-    info->ready_ns = claim->timing.ready;
-    info->retrieval_requested_ns = claim->timing.retrieval_requested;
-    info->transfer_begin_ns = claim->timing.transfer_begin;
-    info->ended_ns = claim->timing.ended;
+    info->state = static_cast<uint32_t>(c.state);
+    info->error = c.error;
+    info->bytes = c.bytes;
+    info->ttu_ns = c.ttu;
+    info->laxity_ns = c.laxity.value_or(0);
+    info->deferrals = c.deferrals;
+    info->reported_ns = c.timing.reported;
+    info->committed_ns = c.timing.committed;
+    info->ready_ns = c.timing.ready;
+    info->retrieval_requested_ns = c.timing.retrieval_requested;
+    info->transfer_begin_ns = c.timing.transfer_begin;
+    info->ended_ns = c.timing.ended;
     return 0;
   });
 }
 
 TEMPO_EXPORT int tempo_claim_transfer_begin(tempo_ctx* ctx, tempo_claim_id id) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.controller().begin_transfer(id); });
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.begin_transfer(id); });
 }
 
 TEMPO_EXPORT int tempo_claim_transfer_end(tempo_ctx* ctx, tempo_claim_id id) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.controller().end_transfer(id); });
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.end_transfer(id); });
 }
 
 TEMPO_EXPORT int tempo_claim_cancel(tempo_ctx* ctx, tempo_claim_id id) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.controller().cancel(id); });
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.cancel(id); });
+}
+
+TEMPO_EXPORT int tempo_config_load(tempo_config* config, const char* path) {
+  if (!config) return -EINVAL;
+  try {
+    tempo::Settings next = config->settings;
+    std::string error;
+    const char* file = path ? path : std::getenv("TEMPO_CONFIG");
+    int r = file ? tempo::load_config_file(next, file, &error) : 0;
+    if (r == 0) r = tempo::apply_environment(next, ::getenv, &error);
+    config->error = error;
+    if (r == 0) config->settings = std::move(next);
+    return r;
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  }
+}
+
+TEMPO_EXPORT const char* tempo_ctx_device(tempo_ctx* ctx) {
+  return ctx && ctx->instance ? ctx->instance->device_kind().data() : nullptr;
+}
+
+TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
+                                        int* outcome) {
+  if (!outcome || timeout_ns < 0) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    tempo::RetrievalOutcome o{};
+    const int r = in.wait_ready(id, timeout_ns, &o);
+    if (r == 0) *outcome = static_cast<int>(o);
+    return r;
+  });
+}
+
+TEMPO_EXPORT int tempo_claim_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_extent* extents,
+                                     size_t capacity, size_t* count) {
+  if (!count || (!extents && capacity)) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    std::vector<std::span<const std::byte>> ext;
+    if (const int r = in.extents(id, &ext); r != 0) return r;
+    *count = ext.size();
+    if (capacity < ext.size()) return -ENOSPC;
+    for (size_t i = 0; i < ext.size(); ++i) extents[i] = {ext[i].data(), ext[i].size()};
+    return 0;
+  });
+}
+
+TEMPO_EXPORT int tempo_claim_ordinary_read(tempo_ctx* ctx, tempo_claim_id id) {
+  return with_ctx(ctx, [&](tempo::Instance& in) { return in.ordinary_read(id); });
+}
+
+TEMPO_EXPORT int tempo_store_put(tempo_ctx* ctx, uint64_t key, const void* data, size_t bytes) {
+  if (!data && bytes) return -EINVAL;
+  return with_ctx(ctx, [&](tempo::Instance& in) {
+    return in.store_put(key, std::span(static_cast<const std::byte*>(data), bytes));
+  });
 }
 
 }  // extern "C"

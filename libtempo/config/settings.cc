@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "config/config_file.h"
+
 namespace tempo {
 
 namespace {
@@ -51,6 +53,14 @@ int64_t parse_bytes(std::string_view text) {
   return -1;
 }
 
+std::optional<bool> parse_bool(std::string_view text) {
+  for (std::string_view t : {"true", "yes", "on", "1"})
+    if (text == t) return true;
+  for (std::string_view f : {"false", "no", "off", "0"})
+    if (text == f) return false;
+  return std::nullopt;
+}
+
 TimeNs parse_duration(std::string_view text) {
   double n = 0;
   std::string_view unit;
@@ -77,11 +87,38 @@ const std::vector<std::pair<std::string_view, std::string_view>>& Settings::keys
       {"static_rate", "tempo-static's fixed staging rate (bytes/s)"},
       {"rate_window", "active staging time the learned rate spans (duration)"},
       {"eviction", "eviction policy of unprotected fast-tier objects (e.g. lru)"},
+      {"control_socket", "Unix socket serving stats and claims to tempoctl (path; off if unset)"},
+      {"calibration_file", "rates measured by `tempoctl calibrate` (path)"},
+  };
+  return kKeys;
+}
+
+const std::vector<std::pair<std::string_view, std::string_view>>& Settings::uring_keys() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> kKeys = {
+      {"uring.store_path", "object store directory (required for device = uring)"},
+      {"uring.data_path", "file or block device holding object data (default <store>/data)"},
+      {"uring.store_capacity", "fixed store size in bytes, 0 grows as needed"},
+      {"uring.store_sync", "fdatasync each put (boolean)"},
+      {"uring.direct_io", "O_DIRECT reads of the store (boolean)"},
+      {"uring.fast_tier", "dram | dax"},
+      {"uring.dax_path", "a /dev/daxX.Y device or auto"},
+      {"uring.numa_node", "NUMA node of the DRAM arena, -1 for the process policy"},
+      {"uring.huge_pages", "back the DRAM arena with huge pages when available (boolean)"},
+      {"uring.prefault", "touch the fast tier at start (boolean)"},
+      {"uring.queue_depth", "reads in flight (1..4096)"},
+      {"uring.request_bytes", "largest read request, a multiple of 4KiB"},
+      {"uring.verify_checksums", "verify staged objects against the catalog (boolean)"},
   };
   return kKeys;
 }
 
 int Settings::set(std::string_view key, std::string_view value, std::string* error) {
+  const int r = set_default(key, value, error);
+  if (r == 0) explicit_keys.insert(std::string(key));
+  return r;
+}
+
+int Settings::set_default(std::string_view key, std::string_view value, std::string* error) {
   auto bytes = [&](uint64_t* out) {
     const int64_t b = parse_bytes(value);
     if (b <= 0) return fail(error, key, value, "a positive byte count such as 4096, 64KiB, 8GiB");
@@ -134,6 +171,24 @@ int Settings::set(std::string_view key, std::string_view value, std::string* err
     eviction = value;
     return 0;
   }
+  if (key == "control_socket") {
+    if (value.empty() || value.size() >= 108)
+      return fail(error, key, value, "a socket path of 1 to 107 characters");
+    control_socket = value;
+    return 0;
+  }
+  if (key == "calibration_file") {
+    Settings next = *this;
+    if (const int r = apply_calibration_file(next, value, error); r != 0) return r;
+    next.calibration_file = value;
+    *this = std::move(next);
+    return 0;
+  }
+  if (key.starts_with("uring.")) {
+    const int r = set_uring(key, value, error);
+    if (r == 0) extra[std::string(key)] = value;
+    return r;
+  }
   // Device-specific keys are namespaced ("uring.store_path", "kmod.path"): kept for the device.
   if (key.find('.') != std::string_view::npos && key.front() != '.' && key.back() != '.') {
     extra[std::string(key)] = value;
@@ -147,11 +202,79 @@ int Settings::set(std::string_view key, std::string_view value, std::string* err
   return -EINVAL;
 }
 
+int Settings::set_uring(std::string_view key, std::string_view value, std::string* error) {
+  UringSettings& u = uring;
+  auto boolean = [&](bool* out) {
+    const auto b = parse_bool(value);
+    if (!b) return fail(error, key, value, "true, false, yes, no, on, off, 1, 0");
+    *out = *b;
+    return 0;
+  };
+  auto integer = [&](double lo, double hi, const char* accepts, auto* out) {
+    double n = 0;
+    const bool negative = value.starts_with('-');
+    if (!parse_number(negative ? value.substr(1) : value, &n) || n != std::floor(n))
+      return fail(error, key, value, accepts);
+    if (negative) n = -n;
+    if (n < lo || n > hi) return fail(error, key, value, accepts);
+    *out = static_cast<std::remove_reference_t<decltype(*out)>>(n);
+    return 0;
+  };
+  auto path = [&](std::string* out) {
+    if (value.empty()) return fail(error, key, value, "a non-empty path");
+    *out = value;
+    return 0;
+  };
+  if (key == "uring.store_path") return path(&u.store_path);
+  if (key == "uring.data_path") return path(&u.data_path);
+  if (key == "uring.store_capacity") {
+    const int64_t b = parse_bytes(value);
+    if (b < 0) return fail(error, key, value, "a byte count such as 0, 64GiB (0 grows as needed)");
+    u.store_capacity = static_cast<uint64_t>(b);
+    return 0;
+  }
+  if (key == "uring.store_sync") return boolean(&u.store_sync);
+  if (key == "uring.direct_io") return boolean(&u.direct_io);
+  if (key == "uring.fast_tier") {
+    if (value != "dram" && value != "dax") return fail(error, key, value, "dram, dax");
+    u.fast_tier = value;
+    return 0;
+  }
+  if (key == "uring.dax_path") {
+    if (value != "auto" && !value.starts_with("/dev/dax"))
+      return fail(error, key, value, "auto or a Device-DAX path such as /dev/dax0.0");
+    u.dax_path = value;
+    return 0;
+  }
+  if (key == "uring.numa_node")
+    return integer(-1, 1023, "an integer from -1 (no binding) to 1023", &u.numa_node);
+  if (key == "uring.huge_pages") return boolean(&u.huge_pages);
+  if (key == "uring.prefault") return boolean(&u.prefault);
+  if (key == "uring.queue_depth")
+    return integer(1, 4096, "an integer from 1 to 4096", &u.queue_depth);
+  if (key == "uring.request_bytes") {
+    const int64_t b = parse_bytes(value);
+    if (b <= 0 || b % 4096 != 0 || b > (1ll << 30))
+      return fail(error, key, value, "a multiple of 4KiB up to 1GiB such as 1MiB");
+    u.request_bytes = static_cast<uint32_t>(b);
+    return 0;
+  }
+  if (key == "uring.verify_checksums") return boolean(&u.verify_checksums);
+  std::string accepted;
+  for (auto [k, d] : uring_keys()) accepted += (accepted.empty() ? "" : ", ") + std::string(k);
+  if (error) *error = "unknown key '" + std::string(key) + "': accepted " + accepted;
+  return -EINVAL;
+}
+
 int Settings::validate(std::string* error) const {
   if (budget_bytes >= fast_tier_bytes) {
     if (error)
       *error = "'budget_bytes' (" + std::to_string(budget_bytes) +
                ") must be below 'fast_tier_bytes' (" + std::to_string(fast_tier_bytes) + ")";
+    return -EINVAL;
+  }
+  if (device == "uring" && uring.store_path.empty()) {
+    if (error) *error = "'uring.store_path' must be set for device = uring (a store directory)";
     return -EINVAL;
   }
   return 0;

@@ -1,71 +1,219 @@
 #include "instance/instance.h"
 
+#include <algorithm>
 #include <cerrno>
-#include <stdexcept>
-
-#include "sim/sim_runtime.h"
+#include <memory>
 
 namespace tempo {
 
 int Instance::sim_add_objects(std::span<const KvObject> /*objects*/) { return -EOPNOTSUPP; }
 int Instance::sim_advance(TimeNs /*ns*/) { return -EOPNOTSUPP; }
+int Instance::store_put(ObjectKey /*key*/, std::span<const std::byte> /*data*/) {
+  return -EOPNOTSUPP;
+}
 
-namespace {
+void ControllerInstance::attach(Controller& controller, Provider& provider, Device& device,
+                                const Clock& clock) {
+  controller_ = &controller;
+  provider_ = &provider;
+  device_ = &device;
+  clock_ = &clock;
+  controller.set_observer(this);
+}
 
-class SimInstance final : public Instance {
- public:
-  explicit SimInstance(const SimRuntimeConfig& c) : rt_(c) {}
-  Controller& controller() override { return rt_.controller; }
-  Provider& provider() override { return rt_.provider; }
-  Device& device() override { return rt_.device; }
-  const Clock& clock() const override { return rt_.clock; }
+void ControllerInstance::on_claim_ready(ClaimId) { notify(); }
+void ControllerInstance::on_claim_ordinary(ClaimId) { notify(); }
 
-  int sim_add_objects(std::span<const KvObject> objects) override {
-    for (size_t i = 0; i < objects.size(); ++i) {
-      if (objects[i].bytes == 0) return -EINVAL;
-      if (rt_.device.object_size(objects[i].key) >= 0) return -EEXIST;
-      for (size_t j = 0; j < i; ++j)
-        if (objects[j].key == objects[i].key) return -EEXIST;
+TimeNs ControllerInstance::now() {
+  std::lock_guard lock(mu_);
+  return clock_->now();
+}
+
+int ControllerInstance::tick() {
+  std::lock_guard lock(mu_);
+  controller_->tick();
+  // Manifests of claims whose bytes will not be read any more go with the tick.
+  for (auto it = manifests_.begin(); it != manifests_.end();) {
+    const Claim* c = controller_->claim(it->first);
+    const bool gone =
+        c == nullptr || (claim_state_terminal(c->state) && c->state != ClaimState::kOrdinary);
+    it = gone ? manifests_.erase(it) : std::next(it);
+  }
+  notify();
+  return 0;
+}
+
+InstanceStats ControllerInstance::stats() {
+  std::lock_guard lock(mu_);
+  InstanceStats s;
+  s.now = clock_->now();
+  s.device = std::string(device_kind());
+  s.controller = controller_->stats();
+  s.provider = provider_->stats();
+  s.device_stats = device_->stats();
+  s.fast_tier_capacity_bytes = device_->info().capacity_bytes;
+  return s;
+}
+
+int ControllerInstance::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
+  std::lock_guard lock(mu_);
+  const int r = controller_->report(manifest, ttu, id);
+  if (r == 0) {
+    std::vector<ObjectKey>& keys = manifests_[*id];
+    for (const KvObject& o : manifest) keys.push_back(o.key);
+  }
+  return r;
+}
+
+int ControllerInstance::revise(ClaimId id, TimeNs ttu) {
+  std::lock_guard lock(mu_);
+  return controller_->revise(id, ttu);
+}
+
+int ControllerInstance::update_order(std::span<const ClaimId> order) {
+  std::lock_guard lock(mu_);
+  return controller_->update_order(order);
+}
+
+int ControllerInstance::request_retrieval(ClaimId id, RetrievalOutcome* outcome) {
+  std::lock_guard lock(mu_);
+  return controller_->request_retrieval(id, outcome);
+}
+
+int ControllerInstance::begin_transfer(ClaimId id) {
+  std::lock_guard lock(mu_);
+  return controller_->begin_transfer(id);
+}
+
+int ControllerInstance::end_transfer(ClaimId id) {
+  std::lock_guard lock(mu_);
+  const int r = controller_->end_transfer(id);
+  if (r == 0) manifests_.erase(id);
+  notify();
+  return r;
+}
+
+int ControllerInstance::cancel(ClaimId id) {
+  std::lock_guard lock(mu_);
+  const int r = controller_->cancel(id);
+  notify();
+  return r;
+}
+
+ClaimSnapshot ControllerInstance::snapshot_locked(const Claim& c) {
+  ClaimSnapshot s;
+  s.id = c.id;
+  s.state = c.state;
+  s.error = c.error;
+  s.bytes = c.bytes;
+  s.objects = c.objects;
+  s.deferrals = c.deferrals;
+  s.ttu = c.ttu - (clock_->now() - c.ttu_at);
+  s.timing = c.timing;
+  if (c.state == ClaimState::kPlanned) {
+    s.laxity = controller_->laxity(c.id);
+    if (s.laxity) s.ttr = s.ttu - *s.laxity;
+  }
+  return s;
+}
+
+int ControllerInstance::query(ClaimId id, ClaimSnapshot* out) {
+  std::lock_guard lock(mu_);
+  const Claim* c = controller_->claim(id);
+  if (c == nullptr) return -ENOENT;
+  *out = snapshot_locked(*c);
+  return 0;
+}
+
+std::vector<ClaimSnapshot> ControllerInstance::claims() {
+  std::lock_guard lock(mu_);
+  std::vector<const Claim*> all;
+  controller_->for_each_claim([&](const Claim& c) { all.push_back(&c); });
+  std::vector<ClaimSnapshot> out;
+  out.reserve(all.size());
+  for (const Claim* c : all) out.push_back(snapshot_locked(*c));
+  std::sort(out.begin(), out.end(),
+            [](const ClaimSnapshot& a, const ClaimSnapshot& b) { return a.id < b.id; });
+  return out;
+}
+
+size_t ControllerInstance::cancel_live() {
+  std::lock_guard lock(mu_);
+  std::vector<ClaimId> live;
+  controller_->for_each_claim([&](const Claim& c) {
+    if (!claim_state_terminal(c.state)) live.push_back(c.id);
+  });
+  for (ClaimId id : live) controller_->cancel(id);
+  notify();
+  return live.size();
+}
+
+int ControllerInstance::readiness_locked(ClaimId id, RetrievalOutcome* outcome) const {
+  const Claim* c = controller_->claim(id);
+  if (c == nullptr) return -ENOENT;
+  switch (c->state) {
+    case ClaimState::kStageReady:
+    case ClaimState::kTransferring:
+      *outcome = RetrievalOutcome::kReady;
+      return 0;
+    case ClaimState::kOrdinary:
+      *outcome = RetrievalOutcome::kOrdinary;
+      return 0;
+    case ClaimState::kFailed:
+      return c->error < 0 ? c->error : -EIO;
+    case ClaimState::kCancelled:
+    case ClaimState::kReleased:
+      return -ECANCELED;
+    case ClaimState::kPlanned:
+    case ClaimState::kStaging:
+      break;
+  }
+  return -EAGAIN;
+}
+
+int ControllerInstance::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {
+  if (timeout < 0) return -EINVAL;
+  std::unique_lock lock(mu_);
+  const TimeNs deadline = clock_->now() + timeout;
+  while (true) {
+    const int r = readiness_locked(id, outcome);
+    if (r != -EAGAIN) return r;
+    if (clock_->now() >= deadline || !advance_locked(lock, deadline)) {
+      const int last = readiness_locked(id, outcome);
+      return last != -EAGAIN ? last : -ETIMEDOUT;
     }
-    for (const KvObject& o : objects) rt_.device.add_object(o.key, o.bytes);
-    return 0;
   }
+}
 
-  int sim_advance(TimeNs ns) override {
-    if (ns < 0) return -EINVAL;
-    rt_.events.run_until(rt_.clock.now() + ns);
-    return 0;
+int ControllerInstance::ordinary_read(ClaimId id) {
+  std::unique_lock lock(mu_);
+  const Claim* c = controller_->claim(id);
+  auto m = manifests_.find(id);
+  if (c == nullptr) return -ENOENT;
+  if (c->state != ClaimState::kOrdinary || m == manifests_.end()) return -EINVAL;
+  struct Result {
+    bool done = false;
+    int status = 0;
+  };
+  // Shared with the callback: a read outliving a timed-out caller still has somewhere to land.
+  auto result = std::make_shared<Result>();
+  const int r = device_->demand_read(m->second, [result](int status) {
+    result->done = true;
+    result->status = status;
+  });
+  if (r < 0) return r;
+  manifests_.erase(m);
+  const TimeNs deadline = clock_->now() + 60 * kNsPerSec;
+  while (!result->done) {
+    if (clock_->now() >= deadline || !advance_locked(lock, deadline))
+      return result->done ? result->status : -ETIMEDOUT;
   }
+  return result->status;
+}
 
- private:
-  SimRuntime rt_;
-};
-
-}  // namespace
-
-std::unique_ptr<Instance> make_instance(const Settings& s, int* err, std::string* error) {
-  if (const int r = s.validate(error); r != 0) {
-    *err = r;
-    return nullptr;
-  }
-  if (s.device != "sim") {
-    *err = -EOPNOTSUPP;
-    *error = "device '" + s.device + "' is not available through this library build";
-    return nullptr;
-  }
-  SimRuntimeConfig c;
-  c.device = SimDeviceConfig{s.fast_tier_bytes, s.staging_rate_bps, s.staging_slots,
-                             s.op_latency_ns,   s.demand_rate_bps,  s.eviction};
-  c.provider = ProviderConfig{s.budget_bytes, s.calibration_rate_bps, s.static_rate_bps,
-                              s.rate_window_ns, 0};
-  c.controller = ControllerConfig{s.policy, s.tick_ns};
-  try {
-    return std::make_unique<SimInstance>(c);
-  } catch (const std::invalid_argument& e) {
-    *err = -EINVAL;
-    *error = e.what();
-    return nullptr;
-  }
+std::vector<ObjectKey> ControllerInstance::manifest_locked(ClaimId id) const {
+  auto m = manifests_.find(id);
+  return m == manifests_.end() ? std::vector<ObjectKey>{} : m->second;
 }
 
 }  // namespace tempo

@@ -13,6 +13,9 @@
  *   tempo_claim_request_retrieval   retrieval is due: READY, WAIT, or ORDINARY path
  *   tempo_claim_transfer_begin/end  the fast-tier-to-GPU copy; end releases protection
  *   tempo_claim_cancel        the request went away
+ *
+ * ABI 0.2 adds the uring device's operations: waiting for readiness, the retrieval extents
+ * to copy, the ordinary read, populating the store; and the configuration file.
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
@@ -31,7 +34,7 @@ extern "C" {
 #endif
 
 #define TEMPO_VERSION_MAJOR 0
-#define TEMPO_VERSION_MINOR 1
+#define TEMPO_VERSION_MINOR 2
 
 struct tempo_config;
 struct tempo_ctx;
@@ -178,6 +181,52 @@ TEMPO_EXPORT int tempo_claim_transfer_end(struct tempo_ctx* ctx, tempo_claim_id 
 /* Cancels: PLANNED at once; committed claims keep protection until their staging or
  * transfer ends. -EINVAL ended, -EALREADY already cancelled. */
 TEMPO_EXPORT int tempo_claim_cancel(struct tempo_ctx* ctx, tempo_claim_id id);
+
+/* ABI 0.2 ------------------------------------------------------------------------------ */
+
+/* One fast-tier extent of a transferring claim: `bytes` bytes at `addr` to copy. */
+struct tempo_extent {
+  const void* addr;
+  uint64_t bytes;
+};
+
+/* Loads a configuration file (Documentation/configuration.md): `key = value` lines, `#`
+ * comments, a `[uring]` section for uring.* keys. With path NULL, the file named by the
+ * TEMPO_CONFIG environment variable if set. Then applies TEMPO_<KEY> environment overrides
+ * (TEMPO_POLICY, TEMPO_URING_STORE_PATH...). Precedence, lowest first: defaults, the
+ * calibration file, this file, the environment, later tempo_config_set() calls.
+ * Returns 0; -ENOENT (file unreadable) or -EINVAL, with tempo_config_error() naming the
+ * file:line or variable, the key and the accepted values. Unchanged on error. */
+TEMPO_EXPORT int tempo_config_load(struct tempo_config* config, const char* path);
+
+/* The context's device: "sim" or "uring". Owned by the library. NULL for a NULL context. */
+TEMPO_EXPORT const char* tempo_ctx_device(struct tempo_ctx* ctx);
+
+/* Waits up to timeout_ns for the claim to be stage-ready (*outcome TEMPO_RETRIEVAL_READY)
+ * or to take the ordinary path (TEMPO_RETRIEVAL_ORDINARY). On sim, waiting runs virtual
+ * time forward (at most timeout_ns). Returns 0, -ETIMEDOUT, -ENOENT unknown, -ECANCELED
+ * released or cancelled, or the claim's error when FAILED. */
+TEMPO_EXPORT int tempo_claim_wait_ready(struct tempo_ctx* ctx, tempo_claim_id id,
+                                        int64_t timeout_ns, int* outcome);
+
+/* The retrieval extents of a TRANSFERRING claim, manifest order: the fast-tier bytes to
+ * copy. Sets *count to the number of extents; writes them when capacity >= *count and
+ * returns 0, else returns -ENOSPC (call again with room for *count). They stay valid until
+ * tempo_claim_transfer_end(). -EINVAL not transferring, -ENOENT unknown, -EOPNOTSUPP on
+ * sim (no bytes). */
+TEMPO_EXPORT int tempo_claim_extents(struct tempo_ctx* ctx, tempo_claim_id id,
+                                     struct tempo_extent* extents, size_t capacity, size_t* count);
+
+/* The ordinary path of an ORDINARY claim: reads its objects through the device's demand
+ * path (they are cached unprotected when space allows) and returns once they are read:
+ * 0 or the read's error. -EINVAL not ORDINARY (or read already), -ENOENT unknown. */
+TEMPO_EXPORT int tempo_claim_ordinary_read(struct tempo_ctx* ctx, tempo_claim_id id);
+
+/* The uring device only: writes `bytes` bytes at `data` into the object store as `key`
+ * (copied). -EEXIST if the store holds the key (objects are read-only once written),
+ * -EINVAL empty, -ENOSPC store full, -EOPNOTSUPP on sim. */
+TEMPO_EXPORT int tempo_store_put(struct tempo_ctx* ctx, uint64_t key, const void* data,
+                                 size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,163 @@
+// The C ABI on the uring device: real bytes from an object store on the build directory's
+// disk into a DRAM fast tier, on the wall clock. Linked against the shared library only.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tempo/tempo.h"
+
+namespace {
+
+constexpr uint64_t kObjectBytes = 64 * 1024;
+
+std::vector<unsigned char> object_bytes(uint64_t key, size_t n) {
+  std::vector<unsigned char> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((key * 131 + i * 7) & 0xff);
+  return v;
+}
+
+class CApiUring : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "capi_uring_XXXXXX";  // in the build directory: a real file system
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = std::filesystem::absolute(tmpl).string();
+  }
+  void TearDown() override {
+    if (ctx_) tempo_ctx_unref(ctx_);
+    if (cfg_) tempo_config_free(cfg_);
+    std::filesystem::remove_all(dir_);
+  }
+  void open(const char* policy, const char* budget = "512KiB") {
+    ASSERT_EQ(tempo_config_new(&cfg_), 0);
+    const std::pair<const char*, std::string> kv[] = {{"device", "uring"},
+                                                      {"uring.store_path", dir_ + "/store"},
+                                                      {"fast_tier_bytes", "4MiB"},
+                                                      {"budget_bytes", budget},
+                                                      {"policy", policy},
+                                                      {"uring.prefault", "false"},
+                                                      {"tick", "5ms"}};
+    for (const auto& [k, v] : kv)
+      ASSERT_EQ(tempo_config_set(cfg_, k, v.c_str()), 0) << tempo_config_error(cfg_);
+    ASSERT_EQ(tempo_ctx_new(cfg_, &ctx_), 0) << tempo_config_error(cfg_);
+    ASSERT_STREQ(tempo_ctx_device(ctx_), "uring");
+  }
+  std::vector<tempo_object> put(uint64_t first, uint64_t n) {
+    std::vector<tempo_object> objs;
+    for (uint64_t k = first; k < first + n; ++k) {
+      const auto data = object_bytes(k, kObjectBytes);
+      EXPECT_EQ(tempo_store_put(ctx_, k, data.data(), data.size()), 0);
+      objs.push_back({k, kObjectBytes});
+    }
+    return objs;
+  }
+
+  std::string dir_;
+  tempo_config* cfg_ = nullptr;
+  tempo_ctx* ctx_ = nullptr;
+};
+
+TEST_F(CApiUring, StagedBytesAreTheStoredObjects) {
+  open("immediate");
+  const auto objs = put(1, 3);
+  const auto again = object_bytes(1, kObjectBytes);
+  EXPECT_EQ(tempo_store_put(ctx_, 1, again.data(), again.size()), -EEXIST);
+  EXPECT_EQ(tempo_store_put(ctx_, 9, again.data(), 0), -EINVAL);
+  EXPECT_EQ(tempo_sim_advance(ctx_, 1), -EOPNOTSUPP);
+
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(ctx_, objs.data(), objs.size(), 0, &id), 0);
+  int outcome = -1;
+  ASSERT_EQ(tempo_claim_request_retrieval(ctx_, id, &outcome), 0);
+  ASSERT_EQ(tempo_claim_wait_ready(ctx_, id, 10'000'000'000, &outcome), 0);
+  EXPECT_EQ(outcome, TEMPO_RETRIEVAL_READY);
+  size_t count = 0;
+  EXPECT_EQ(tempo_claim_extents(ctx_, id, nullptr, 0, &count), -EINVAL);  // not transferring
+  ASSERT_EQ(tempo_claim_transfer_begin(ctx_, id), 0);
+  ASSERT_EQ(tempo_claim_extents(ctx_, id, nullptr, 0, &count), -ENOSPC);
+  ASSERT_GE(count, 3u);
+  std::vector<tempo_extent> ext(count);
+  ASSERT_EQ(tempo_claim_extents(ctx_, id, ext.data(), ext.size(), &count), 0);
+  std::vector<unsigned char> copied;
+  for (const tempo_extent& e : ext) {
+    const auto* p = static_cast<const unsigned char*>(e.addr);
+    copied.insert(copied.end(), p, p + e.bytes);
+  }
+  std::vector<unsigned char> expected;
+  for (uint64_t k = 1; k <= 3; ++k) {
+    const auto o = object_bytes(k, kObjectBytes);
+    expected.insert(expected.end(), o.begin(), o.end());
+  }
+  EXPECT_TRUE(copied == expected);
+  ASSERT_EQ(tempo_claim_transfer_end(ctx_, id), 0);
+  EXPECT_EQ(tempo_claim_transfer_end(ctx_, id), -EINVAL);
+  EXPECT_EQ(tempo_claim_wait_ready(ctx_, id, 0, &outcome), -ECANCELED);
+
+  tempo_stats s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx_, &s), 0);
+  EXPECT_EQ(s.staged_bytes, 3 * kObjectBytes);
+  EXPECT_EQ(s.claims_released, 1u);
+  EXPECT_EQ(s.ledger_bytes, 0u);
+  EXPECT_EQ(s.pinned_bytes, 0u);
+  EXPECT_EQ(s.fast_tier_capacity_bytes, 4u << 20);
+}
+
+TEST_F(CApiUring, OverBudgetGoesTheOrdinaryPathAndReadsIt) {
+  open("demand", "128KiB");  // a 192 KiB claim cannot be protected
+  const auto objs = put(10, 3);
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(ctx_, objs.data(), objs.size(), 0, &id), 0);
+  int outcome = -1;
+  ASSERT_EQ(tempo_claim_request_retrieval(ctx_, id, &outcome), 0);
+  EXPECT_EQ(outcome, TEMPO_RETRIEVAL_ORDINARY);
+  ASSERT_EQ(tempo_claim_wait_ready(ctx_, id, 0, &outcome), 0);
+  EXPECT_EQ(outcome, TEMPO_RETRIEVAL_ORDINARY);
+  EXPECT_EQ(tempo_claim_transfer_begin(ctx_, id), -EINVAL);
+  ASSERT_EQ(tempo_claim_ordinary_read(ctx_, id), 0);
+  EXPECT_EQ(tempo_claim_ordinary_read(ctx_, id), -EINVAL);  // read once
+  tempo_stats s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx_, &s), 0);
+  EXPECT_EQ(s.demand_bytes, 3 * kObjectBytes);
+  EXPECT_EQ(s.claims_ordinary, 1u);
+  EXPECT_EQ(s.staged_bytes, 0u);
+}
+
+TEST_F(CApiUring, TempoPolicyCommitsOnTheTickAndWaitTimesOut) {
+  open("tempo");
+  const auto objs = put(20, 2);
+  tempo_claim_id id = 0;
+  // TTU 200 ms: planned at first, committed by a tick once laxity reaches zero.
+  ASSERT_EQ(tempo_claim_report(ctx_, objs.data(), objs.size(), 200'000'000, &id), 0);
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_query(ctx_, id, &info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
+  EXPECT_GT(info.laxity_ns, 0);
+  int outcome = -1;
+  EXPECT_EQ(tempo_claim_wait_ready(ctx_, id, 1'000'000, &outcome), -ETIMEDOUT);
+  ASSERT_EQ(tempo_claim_wait_ready(ctx_, id, 10'000'000'000, &outcome), 0);
+  EXPECT_EQ(outcome, TEMPO_RETRIEVAL_READY);
+  ASSERT_EQ(tempo_claim_query(ctx_, id, &info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_STAGE_READY);
+  EXPECT_GE(info.committed_ns - info.reported_ns, 100'000'000);  // not before laxity ran out
+  EXPECT_EQ(tempo_claim_cancel(ctx_, id), 0);
+  EXPECT_EQ(tempo_claim_wait_ready(ctx_, id, 0, &outcome), -ECANCELED);
+}
+
+TEST_F(CApiUring, MissingStorePathIsAClearError) {
+  ASSERT_EQ(tempo_config_new(&cfg_), 0);
+  ASSERT_EQ(tempo_config_set(cfg_, "device", "uring"), 0);
+  EXPECT_EQ(tempo_ctx_new(cfg_, &ctx_), -EINVAL);
+  EXPECT_STREQ(tempo_config_error(cfg_),
+               "'uring.store_path' must be set for device = uring (a store directory)");
+  EXPECT_EQ(tempo_config_set(cfg_, "uring.queue_depth", "0"), -EINVAL);
+  EXPECT_STREQ(tempo_config_error(cfg_),
+               "invalid value '0' for 'uring.queue_depth': accepted an integer from 1 to 4096");
+}
+
+}  // namespace
