@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments.h"
@@ -113,20 +114,22 @@ std::string slurp(const std::filesystem::path& p) {
 TEST(ReplayDeterminism, ExperimentCsvsAreByteIdentical) {
   const std::filesystem::path base =
       std::filesystem::temp_directory_path() / ("tempo-replay-det-" + std::to_string(getpid()));
-  for (const char* experiment : {"fig4", "fig6"}) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> experiments = {
+      {"fig1", {"fig1.csv"}}, {"fig2", {"fig2.csv"}}, {"fig6", {"summary.csv", "requests.csv"}}};
+  for (const auto& [experiment, files] : experiments) {
     SCOPED_TRACE(experiment);
-    std::string out[2];
+    std::filesystem::path out[2];
     for (int i = 0; i < 2; ++i) {
       ReplaySetup s = default_setup();
       s.out_dir = (base / std::to_string(i)).string();
       std::string error;
       ASSERT_EQ(run_experiment(experiment, s, &error), 0) << error;
-      out[i] = s.out_dir + "/" + experiment;
+      out[i] = std::filesystem::path(s.out_dir) / experiment;
     }
-    for (const char* file : {"summary.csv", "requests.csv"}) {
-      const std::string a = slurp(std::filesystem::path(out[0]) / file);
+    for (const std::string& file : files) {
+      const std::string a = slurp(out[0] / file);
       EXPECT_GT(a.size(), 100u) << file;
-      EXPECT_EQ(a, slurp(std::filesystem::path(out[1]) / file)) << file;
+      EXPECT_EQ(a, slurp(out[1] / file)) << file;
     }
   }
   std::filesystem::remove_all(base);
