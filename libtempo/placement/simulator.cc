@@ -41,6 +41,10 @@ struct Frontier {
   }
 };
 
+// plan()'s `next_pass` when no decode pass of the current request is ahead.
+constexpr uint32_t kAtRequestStart = UINT32_MAX;    // its prefill reads are next
+constexpr uint32_t kAfterRequest = UINT32_MAX - 1;  // it has finished
+
 class Engine {
  public:
   Engine(const Workload& w, const SimConfig& c, const ComputeCost& cost)
@@ -129,7 +133,7 @@ void Engine::plan(uint32_t current, uint32_t next_pass, TimeNs now, TimeNs until
     v.known.push_back({begin, begin + base + next_pass, until});
     const double remaining = std::max(1.0, mean_output_blocks_ - next_pass);
     eta = until + static_cast<TimeNs>(remaining * static_cast<double>(pass_estimate(cur, 0)));
-  } else if (next_pass == UINT32_MAX) {
+  } else if (next_pass == kAtRequestStart) {
     // At the start of the request: its own prefill reads are about to be issued.
     v.known.push_back({request_begin_[current], request_begin_[current] + cur.context.size(), now});
   }
@@ -161,9 +165,9 @@ RunResult Engine::run() {
     m.session = r.session;
     m.arrival = r.arrival;
     const TimeNs start = std::max({r.arrival, gpu_free, session_free[r.session]});
-    if (start > gpu_free && ri > 0) plan(ri - 1, UINT32_MAX - 1, gpu_free, start);
+    if (start > gpu_free && ri > 0) plan(ri - 1, kAfterRequest, gpu_free, start);
     m.start = start;
-    plan(ri, UINT32_MAX, start, start);
+    plan(ri, kAtRequestStart, start, start);
 
     // Prefill: fetch what is cached, recompute what is not.
     Frontier f{start, &m.ttft_wait};

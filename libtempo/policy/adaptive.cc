@@ -64,6 +64,7 @@ void AdaptivePolicy::evict(BlockId id) {
   ++stats_.removes;
   ++stats_.evictions;
   if (picked_ != id || !picked_by_) return;
+  draw_ = next_draw_;
   auto& hist = histories_[*picked_by_];
   hist.push_front(id);
   ghosts_[id] = Ghost{*picked_by_, tick_, hist.begin()};
@@ -96,13 +97,15 @@ std::optional<BlockId> AdaptivePolicy::pick_victim() {
     return picked_;
   }
   // Draw an expert with probability equal to its weight, from the golden-ratio sequence.
-  draw_ += 0.6180339887498949;
-  draw_ -= std::floor(draw_);
+  // The draw is used up only when this victim is evicted, so peeking twice (a prefetcher
+  // checking what would go) gives the same answer.
+  next_draw_ = draw_ + 0.6180339887498949;
+  next_draw_ -= std::floor(next_draw_);
   size_t e = experts_.size() - 1;
   double acc = 0;
   for (size_t i = 0; i < experts_.size(); ++i) {
     acc += weights_[i];
-    if (draw_ < acc) {
+    if (next_draw_ < acc) {
       e = i;
       break;
     }

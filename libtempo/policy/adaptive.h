@@ -65,7 +65,8 @@ class AdaptivePolicy final : public EvictionPolicy {
   size_t high_water_ = 0;
   double lambda_;
   uint64_t tick_ = 0;
-  double draw_ = 0;  // the last value of the golden-ratio sequence
+  double draw_ = 0;       // the last value of the golden-ratio sequence used
+  double next_draw_ = 0;  // the value the current pick used (committed by evict)
   std::optional<BlockId> picked_;
   std::optional<size_t> picked_by_;  // nullopt when every expert agreed
   PolicyStats stats_;

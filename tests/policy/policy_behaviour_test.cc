@@ -150,6 +150,17 @@ TEST(Adaptive, RegretShiftsWeightAwayFromTheExpertThatWasWrong) {
   EXPECT_NEAR(p.weight(0) + p.weight(1) + p.weight(2), 1.0, 1e-12);
 }
 
+TEST(Adaptive, PeekingDoesNotUseUpADraw) {
+  auto p = make_eviction_policy("adaptive", PolicyOptions{.capacity_entries = 2});
+  p->add(1, 1, 0);
+  p->record_access(1, 1);
+  p->add(2, 1, 2);
+  // Experts disagree; however often the owner asks, the answer is the first draw's.
+  EXPECT_EQ(p->pick_victim(), std::optional<BlockId>(2));
+  EXPECT_EQ(p->pick_victim(), std::optional<BlockId>(2));
+  EXPECT_EQ(p->pick_victim(), std::optional<BlockId>(2));
+}
+
 TEST(Adaptive, RejectsBadExperts) {
   EXPECT_EQ(make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {}}), nullptr);
   EXPECT_EQ(
