@@ -54,7 +54,13 @@ int IoRing::prepare(const IoRequest& req) {
   return 0;
 }
 
-int IoRing::submit() { return io_uring_submit(&ring_); }
+int IoRing::submit() {
+  int ret;
+  do {
+    ret = io_uring_submit(&ring_);
+  } while (ret == -EINTR);
+  return ret;
+}
 
 int IoRing::reap(unsigned wait_nr, const CompletionFn& fn) {
   int reaped = 0;
@@ -93,7 +99,9 @@ int IoRing::run(std::span<const IoRequest> reqs) {
       pending.pop_front();
     if (first_error != 0) pending.clear();
     int ret = submit();
-    if (ret < 0 && first_error == 0) first_error = ret;
+    // -EAGAIN / -EBUSY: the kernel is short of resources or completions must be reaped
+    // first; the queued requests stay in the ring and go with the next submit.
+    if (ret < 0 && ret != -EAGAIN && ret != -EBUSY) return ret;
     if (in_flight() == 0) break;
     ret = reap(1, [&](const IoRequest& req, int res) {
       if (res < 0) {

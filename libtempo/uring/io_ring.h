@@ -50,7 +50,8 @@ class IoRing {
 
   // Queues one request for the next submit(); -EBUSY when capacity() are in flight.
   int prepare(const IoRequest& req);
-  // Submits what prepare() queued: the number submitted or a negative errno.
+  // Submits what prepare() queued: the number submitted or a negative errno (-EAGAIN and
+  // -EBUSY are transient: the requests stay queued for the next call).
   int submit();
   // Passes each completion to `fn`, waiting until at least `wait_nr` arrived. Returns how
   // many were reaped or a negative errno.
@@ -58,7 +59,8 @@ class IoRing {
 
   // Runs `reqs` to completion with at most capacity() in flight; a short transfer is
   // resubmitted for the rest. 0, or the first error (-EIO when a transfer makes no
-  // progress); all requests have completed when it returns.
+  // progress); all requests have completed when it returns, unless submission itself
+  // failed for good (then that error is returned at once).
   int run(std::span<const IoRequest> reqs);
 
  private:
