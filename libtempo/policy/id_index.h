@@ -15,7 +15,7 @@ namespace tempo {
 class IdIndex {
  public:
   static constexpr uint32_t kAbsent = UINT32_MAX;
-  static constexpr BlockId kDenseLimit = 1u << 24;
+  static constexpr BlockId kDenseLimit = 1u << 20;  // at most 4 MiB of slots
 
   uint32_t find(BlockId id) const {
     if (id < kDenseLimit) return id < dense_.size() ? dense_[id] : kAbsent;
