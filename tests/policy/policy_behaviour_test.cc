@@ -20,6 +20,20 @@ std::vector<BlockId> random_trace(uint64_t seed, size_t n, BlockId universe) {
   return t;
 }
 
+TEST(Lru, DenseAndHashedIdsMix) {
+  // Small ids take the flat index, 64-bit content hashes the hash map; order is one list.
+  auto p = make_eviction_policy("lru");
+  const std::vector<BlockId> ids = {7, 0x9e3779b97f4a7c15ULL, 1u << 20, 3};
+  for (size_t i = 0; i < ids.size(); ++i) p->add(ids[i], 1, static_cast<TimeNs>(i));
+  p->record_access(7, 9);
+  for (BlockId want : {0x9e3779b97f4a7c15ULL, BlockId{1u << 20}, BlockId{3}, BlockId{7}}) {
+    ASSERT_EQ(p->pick_victim(), std::optional<BlockId>(want));
+    p->evict(want);
+  }
+  EXPECT_EQ(p->size(), 0u);
+  EXPECT_EQ(p->stats().evictions, 4u);
+}
+
 TEST(PredictedReuse, MakesExactlyTheDecisionsOfLru) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     const auto trace = random_trace(seed, 5000, 200);
