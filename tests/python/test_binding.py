@@ -1,0 +1,138 @@
+"""The binding on the sim device: exact lifecycle times and bad input as Python exceptions."""
+
+import errno
+import os
+import tempfile
+import unittest
+
+import tempokv
+from tempokv import ClaimState, ClosedError, Config, Context, Retrieval, TempoError
+
+# 10 KB fast tier, 1000 B/s, 2 slots, no latency, 5 KB budget: hand-checkable times.
+SMALL = dict(fast_tier_bytes=10000, budget_bytes=5000, staging_rate=1000, staging_slots=2,
+             op_latency=0, calibration_rate=1000)
+
+
+class Lifecycle(unittest.TestCase):
+    def test_claim_commits_when_laxity_runs_out(self):
+        with Context(SMALL, policy="tempo") as ctx:
+            self.assertEqual(ctx.device, "sim")
+            objs = [(k, 100) for k in range(1, 6)]
+            ctx.sim_add_objects(objs)
+            cid = ctx.report(objs, 2_000_000_000)
+            info = ctx.query(cid)
+            self.assertEqual(info.state, ClaimState.PLANNED)
+            self.assertEqual(info.laxity_ns, 1_500_000_000)
+            self.assertEqual(ctx.request_retrieval(cid), Retrieval.WAIT)
+            self.assertEqual(ctx.wait_ready(cid, 10_000_000_000), Retrieval.READY)
+            info = ctx.query(cid)
+            self.assertEqual((info.committed_ns, info.ready_ns), (0, 500_000_000))
+            self.assertEqual(ctx.now_ns(), 500_000_000)  # waiting ran virtual time to ready
+            ctx.transfer_begin(cid)
+            ctx.transfer_end(cid)
+            stats = ctx.stats()
+            self.assertEqual(stats["claims_released"], 1)
+            self.assertEqual(stats["staged_bytes"], 500)
+            self.assertEqual(stats["ledger_bytes"], 0)
+
+    def test_config_file_and_environment(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
+            f.write("policy = demand\nfast_tier_bytes = 1MiB\nbudget_bytes = 512KiB\n")
+        try:
+            os.environ["TEMPO_POLICY"] = "immediate"
+            cfg = Config(path=f.name)
+            with Context(cfg) as ctx:
+                ctx.sim_add_objects([(1, 100)])
+                cid = ctx.report([(1, 100)], 10**9)
+                self.assertEqual(ctx.query(cid).state, ClaimState.STAGING)  # immediate won
+            cfg.close()
+        finally:
+            del os.environ["TEMPO_POLICY"]
+            os.unlink(f.name)
+
+
+class BadInput(unittest.TestCase):
+    def setUp(self):
+        self.ctx = Context(SMALL, policy="immediate")
+        self.ctx.sim_add_objects([(1, 100), (2, 100)])
+
+    def tearDown(self):
+        self.ctx.close()
+
+    def test_wrong_types_raise_type_error(self):
+        with self.assertRaisesRegex(TypeError, "manifest item 0: expected KvObject"):
+            self.ctx.report(["abc"], 0)
+        with self.assertRaisesRegex(TypeError, "claim id must be an int, not str"):
+            self.ctx.revise("1", 0)
+        with self.assertRaisesRegex(TypeError, "ttu_ns must be an int, not float"):
+            self.ctx.report([(1, 100)], 1.5)
+        with self.assertRaisesRegex(TypeError, "writable bytearray"):
+            self.ctx.copy_into(1, b"read-only")
+        with self.assertRaisesRegex(TypeError, "config must be a Config or a mapping"):
+            Context(42)
+        with self.assertRaisesRegex(TypeError, "value must be str, int, float or bool"):
+            Context(policy=["tempo"])
+
+    def test_bad_values_raise_with_the_key_and_accepted_values(self):
+        with self.assertRaisesRegex(ValueError, r"invalid value 'sometimes' for 'policy': accepted"):
+            Context(policy="sometimes")
+        with self.assertRaisesRegex(ValueError, r"unknown key 'bogus'"):
+            Context(bogus=1)
+        with self.assertRaisesRegex(ValueError, r"must be in \[1, "):
+            self.ctx.report([(1, 0)], 0)
+        with self.assertRaisesRegex(ValueError, r"claim id must be in \[1, "):
+            self.ctx.cancel(-3)
+        with self.assertRaises(TempoError) as e:
+            self.ctx.report([], 0)
+        self.assertEqual(e.exception.errno, errno.EINVAL)
+        with self.assertRaises(TempoError) as e:
+            self.ctx.revise(77, 0)
+        self.assertEqual(e.exception.errno, errno.ENOENT)
+        self.assertIn("claim 77", str(e.exception))
+        with self.assertRaises(TempoError) as e:
+            self.ctx.store_put(5, b"x")
+        self.assertEqual(e.exception.errno, errno.EOPNOTSUPP)
+        with self.assertRaises(FileNotFoundError):
+            Config(path="/nonexistent/tempo.conf")
+
+    def test_double_release_raises(self):
+        cid = self.ctx.report([(1, 100)], 0)
+        self.assertEqual(self.ctx.wait_ready(cid, 10**10), Retrieval.READY)
+        self.ctx.transfer_begin(cid)
+        self.ctx.transfer_end(cid)
+        with self.assertRaises(TempoError) as e:
+            self.ctx.transfer_end(cid)
+        self.assertEqual(e.exception.errno, errno.EINVAL)
+        self.assertIn("already released", str(e.exception))
+        with self.assertRaises(TempoError) as e:
+            self.ctx.cancel(cid)
+        self.assertEqual(e.exception.errno, errno.EINVAL)
+
+    def test_closed_handles_raise(self):
+        cid = self.ctx.report([(2, 100)], 0)
+        self.ctx.close()
+        self.ctx.close()  # twice is fine
+        self.assertTrue(self.ctx.closed)
+        with self.assertRaisesRegex(ClosedError, "the context is closed"):
+            self.ctx.query(cid)
+        with self.assertRaisesRegex(ClosedError, "the context is closed"):
+            self.ctx.stats()
+        cfg = Config()
+        cfg.close()
+        with self.assertRaisesRegex(ClosedError, "the configuration is closed"):
+            cfg.set("policy", "tempo")
+
+    def test_bad_config_file_names_file_and_line(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
+            f.write("policy = tempo\nstaging_slots = 0\n")
+        try:
+            with self.assertRaises(ValueError) as e:
+                Config(path=f.name)
+            self.assertEqual(str(e.exception), f"{f.name}:2: invalid value '0' for "
+                             "'staging_slots': accepted an integer from 1 to 4096")
+        finally:
+            os.unlink(f.name)
+
+
+if __name__ == "__main__":
+    unittest.main()
