@@ -45,9 +45,12 @@ def main():
         for ci, ratio in enumerate(ratios):
             cell = rc.pick(rows, model=model, ratio=ratio)
             up, low = axes[2 * mi][ci], axes[2 * mi + 1][ci]
+            has_base = bool(rc.pick(cell, policy="demand"))
+            if not has_base:  # tempo-replay writes 0 gains without a baseline run
+                up.text(0.5, 0.5, "no Demand run: no gains", transform=up.transAxes, ha="center", fontsize=8)
             for i, p in enumerate(gained):
                 r = rc.pick(cell, policy=p)
-                if not r:
+                if not r or not has_base:
                     continue
                 r = r[0]
                 for off, key, hatch in ((-0.2, "p95_ttft_reduction_pct", None), (0.2, "throughput_gain_pct", "///")):
