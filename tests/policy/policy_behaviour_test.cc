@@ -26,7 +26,7 @@ TEST(Lru, DenseAndHashedIdsMix) {
   const std::vector<BlockId> ids = {7, 0x9e3779b97f4a7c15ULL, 1u << 20, 3};
   for (size_t i = 0; i < ids.size(); ++i) p->add(ids[i], 1, static_cast<TimeNs>(i));
   p->record_access(7, 9);
-  for (BlockId want : {0x9e3779b97f4a7c15ULL, BlockId{1u << 20}, BlockId{3}, BlockId{7}}) {
+  for (BlockId want : std::vector<BlockId>{0x9e3779b97f4a7c15ULL, 1u << 20, 3, 7}) {
     ASSERT_EQ(p->pick_victim(), std::optional<BlockId>(want));
     p->evict(want);
   }
