@@ -7,10 +7,13 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "kmod_test_env.h"
@@ -224,6 +227,63 @@ TEST_F(KmodDeviceTest, ClosingTheDeviceDropsItsPins) {
   EXPECT_EQ(kernel_pins(), pins0 + 4);
   dev_->set_observer(nullptr);
   dev_.reset();
+  EXPECT_EQ(kernel_pins(), pins0);
+}
+
+// Several threads stage, pin and unpin their own objects while an event-loop thread waits
+// on completion_fd() and delivers: every stage completes, every pin is returned.
+TEST_F(KmodDeviceTest, ConcurrentCallersWithAPollingLoop) {
+  constexpr int kThreads = 4, kPerThread = 4, kRounds = 40;
+  for (int i = 0; i < kThreads * kPerThread; ++i) ASSERT_EQ(dev_->add_object(100 + i, e_), 0);
+  struct Counter final : DeviceObserver {
+    std::atomic<int> ok{0}, failed{0};
+    void on_stage_complete(const StageCompletion& c) override { (c.status ? failed : ok)++; }
+    void on_resident(ObjectKey) override {}
+    void on_evicted(ObjectKey) override {}
+  } counter;
+  dev_->set_observer(&counter);
+  const uint64_t pins0 = kernel_pins();
+  std::atomic<bool> stop{false};
+  std::thread loop([&] {
+    while (!stop) EXPECT_GE(dev_->wait(10 * kNsPerMs), 0);
+  });
+  std::atomic<int> staged{0}, errors{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        const ObjectKey k = 100 + t * kPerThread + round % kPerThread;
+        // Resident already: pin it instead (it may be evicted meanwhile: then stage).
+        int r = dev_->stage(k);
+        if (r == 0) ++staged;
+        while (r == -EBUSY || r == -EAGAIN) {
+          r = dev_->pin(k);
+          if (r == -EAGAIN && (r = dev_->stage(k)) == 0) ++staged;
+          if (r == -EBUSY) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (r != 0) {
+          ++errors;
+          continue;
+        }
+        for (int i = 0; i < 5000 && dev_->pin_count(k) == 0; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        for (int i = 0; i < 5000 && dev_->residency(k) != Residency::kResident; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (dev_->residency(k) != Residency::kResident || dev_->unpin(k) != 0) ++errors;
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  for (int i = 0; i < 500 && !dev_->idle(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop = true;
+  loop.join();
+  dev_->set_observer(&rec_);
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(counter.failed.load(), 0);
+  EXPECT_EQ(counter.ok.load(), staged.load());
+  EXPECT_GT(staged.load(), 0);
+  EXPECT_TRUE(dev_->idle());
   EXPECT_EQ(kernel_pins(), pins0);
 }
 

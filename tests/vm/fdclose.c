@@ -111,7 +111,8 @@ static void test_no_leak(void) {
   // 8000+ batches: a leaked batch or pin entry each would show as megabytes.
   CHECK(slab1 < slab0 + 512, "SUnreclaim grew %llu -> %llu kB", (unsigned long long)slab0,
         (unsigned long long)slab1);
-  CHECK(avail1 + 2048 > avail0, "MemAvailable fell %llu -> %llu kB", (unsigned long long)avail0,
+  // Per-cpu lists may keep a few freed 2 MiB bounce buffers: allow 8 MiB of slack.
+  CHECK(avail1 + 8192 > avail0, "MemAvailable fell %llu -> %llu kB", (unsigned long long)avail0,
         (unsigned long long)avail1);
   printf("# leak check: %llu batches, SUnreclaim %llu -> %llu kB, MemAvailable %llu -> %llu kB\n",
          (unsigned long long)(s1.stage_batches - s0.stage_batches), (unsigned long long)slab0,
