@@ -156,7 +156,9 @@ RunResult Engine::run() {
   out_.accesses = stream_.size();
   const uint64_t bt = w_.block_tokens;
   const bool prefix_only = c_.baseline == "prefix-reuse";
-  std::vector<TimeNs> session_free(w_.sessions, 0);
+  uint32_t sessions = w_.sessions;
+  for (const Request& r : w_.requests) sessions = std::max(sessions, r.session + 1);
+  std::vector<TimeNs> session_free(sessions, 0);
   TimeNs gpu_free = 0;
   out_.requests.reserve(w_.requests.size());
   for (uint32_t ri = 0; ri < w_.requests.size(); ++ri) {

@@ -38,8 +38,8 @@ TieredCache::TieredCache(const TieredCacheConfig& config)
     o.capacity_entries = cap_[t];
     policies_[t] = make_eviction_policy(config_.policy, o);
     if (!policies_[t]) {
-      throw std::invalid_argument("tiered cache: unknown policy '" + config_.policy +
-                                  "' (or min without a future)");
+      throw std::invalid_argument("tiered cache: cannot make policy '" + config_.policy +
+                                  "' (unknown name, invalid options, or min without a future)");
     }
   }
 }
