@@ -3,7 +3,10 @@
 // that are a pure function of (key, size).
 #pragma once
 
+#include <fcntl.h>
+#include <liburing.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +33,23 @@ class ScratchDir {
  private:
   std::string path_;
 };
+
+// Whether the file system under `dir` accepts O_DIRECT (tmpfs does not).
+inline bool supports_direct_io(const std::string& dir) {
+  const std::string probe = dir + "/.direct-probe";
+  int fd = ::open(probe.c_str(), O_RDWR | O_CREAT | O_DIRECT, 0600);
+  if (fd >= 0) close(fd);
+  unlink(probe.c_str());
+  return fd >= 0;
+}
+
+// Whether this process may use io_uring (containers and sysctls can forbid it).
+inline bool io_uring_usable() {
+  io_uring ring;
+  if (io_uring_queue_init(2, &ring, 0) != 0) return false;
+  io_uring_queue_exit(&ring);
+  return true;
+}
 
 inline uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

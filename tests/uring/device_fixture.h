@@ -42,6 +42,7 @@ class RecordingObserver : public DeviceObserver {
 class DeviceFixture : public ::testing::Test {
  protected:
   void open_store() {
+    if (!io_uring_usable()) GTEST_SKIP() << "io_uring is not available to this process";
     ASSERT_FALSE(dir_.path().empty());
     ObjectStoreOptions o;
     o.dir = dir_.path() + "/store";

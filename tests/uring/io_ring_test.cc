@@ -14,6 +14,7 @@ namespace tempo {
 namespace {
 
 TEST(IoRing, RunsReadsAndWritesAndResubmitsShortTransfers) {
+  if (!test::io_uring_usable()) GTEST_SKIP() << "io_uring is not available to this process";
   test::ScratchDir dir;
   const std::string path = dir.path() + "/f";
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
