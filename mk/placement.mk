@@ -15,5 +15,5 @@ placement-study: deps
 # Simulator and per-policy throughput (block accesses per second of CPU time, one core).
 placement-bench: deps
 	$(call configure,$(PLACEMENT_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-	@cmake --build $(PLACEMENT_BUILD) -j $(JOBS) --target placement_bench
-	@$(PLACEMENT_BUILD)/tests/placement/placement_bench --benchmark_min_time=0.5
+	@cmake --build $(PLACEMENT_BUILD) -j $(JOBS) --target bench_placement
+	@$(PLACEMENT_BUILD)/tests/placement/bench_placement --benchmark_min_time=0.5
