@@ -10,6 +10,7 @@
 
 #include "config/config_file.h"
 #include "config/settings.h"
+#include "control/control_server.h"
 #include "instance/instance.h"
 #include "tempo/tempo.h"
 
@@ -21,6 +22,7 @@ struct tempo_config {
 struct tempo_ctx {
   std::atomic<int> refs{1};
   std::unique_ptr<tempo::Instance> instance;
+  std::unique_ptr<tempo::ControlServer> control;  // declared after: stops before the instance
   tempo_log_fn log_fn = nullptr;
   void* log_data = nullptr;
 };
@@ -89,8 +91,15 @@ TEMPO_EXPORT int tempo_ctx_new(tempo_config* config, tempo_ctx** out) {
     int err = 0;
     auto instance = tempo::make_instance(config->settings, &err, &config->error);
     if (!instance) return err;
+    std::unique_ptr<tempo::ControlServer> control;
+    if (!config->settings.control_socket.empty()) {
+      err = tempo::ControlServer::start(*instance, config->settings.control_socket, &control,
+                                        &config->error);
+      if (err != 0) return err;
+    }
     auto* ctx = new tempo_ctx();
     ctx->instance = std::move(instance);
+    ctx->control = std::move(control);
     *out = ctx;
     return 0;
   } catch (const std::bad_alloc&) {

@@ -133,7 +133,8 @@ TEMPO_EXPORT const char* tempo_config_error(const struct tempo_config* config);
 
 /* Creates a context from a configuration (copied; the caller still owns it). Returns 0 and
  * a context holding one reference in *out, or -EINVAL (see tempo_config_error), -ENOMEM,
- * -EOPNOTSUPP (device not built in). */
+ * -EOPNOTSUPP (device not built in); with control_socket set, the socket's errors too
+ * (-EADDRINUSE served by another process, -EEXIST not a socket). */
 TEMPO_EXPORT int tempo_ctx_new(struct tempo_config* config, struct tempo_ctx** out);
 TEMPO_EXPORT struct tempo_ctx* tempo_ctx_ref(struct tempo_ctx* ctx);
 /* Drops a reference; the last one cancels every live claim and frees the context. */

@@ -1,0 +1,213 @@
+#include "control/control_server.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace tempo {
+namespace {
+
+using nlohmann::json;
+
+json optional_ns(const std::optional<TimeNs>& v) { return v ? json(*v) : json(nullptr); }
+
+json stats_doc(const InstanceStats& s) {
+  const ControllerStats& c = s.controller;
+  const ProviderStats& p = s.provider;
+  const DeviceStats& d = s.device_stats;
+  return json{{"device", s.device},
+              {"now_ns", s.now},
+              {"budget_bytes", p.budget_bytes},
+              {"ledger_bytes", p.ledger_bytes},
+              {"reserved_bytes", p.reserved_bytes},
+              {"claims_reported", c.reported},
+              {"claims_committed", c.committed},
+              {"capacity_deferrals", c.capacity_deferrals},
+              {"deferred_claims", c.deferred_claims},
+              {"claims_ordinary", c.ordinary},
+              {"claims_failed_over", c.failovers},
+              {"claims_cancelled", c.cancelled},
+              {"claims_released", c.released},
+              {"claims_failed", c.failed},
+              {"claims_planned", c.planned},
+              {"claims_live", c.live},
+              {"stage_ops", p.stage_completed},
+              {"staged_bytes", p.staged_bytes},
+              {"stage_errors", p.stage_failed},
+              {"outstanding_ops", p.outstanding_ops},
+              {"fast_tier_capacity_bytes", s.fast_tier_capacity_bytes},
+              {"fast_tier_used_bytes", d.resident_bytes},
+              {"pinned_bytes", d.pinned_bytes},
+              {"evictions", d.evictions},
+              {"demand_bytes", d.demand_bytes},
+              {"effective_rate_bps", p.effective_rate_bps},
+              {"protected_gib_seconds", p.ledger_byte_seconds / double(1ull << 30)}};
+}
+
+json claims_doc(const std::vector<ClaimSnapshot>& claims) {
+  json out = json::array();
+  for (const ClaimSnapshot& c : claims) {
+    out.push_back(json{{"id", c.id},
+                       {"state", std::string(claim_state_name(c.state))},
+                       {"bytes", c.bytes},
+                       {"objects", c.objects},
+                       {"ttu_ns", c.ttu},
+                       {"ttr_ns", optional_ns(c.ttr)},
+                       {"laxity_ns", optional_ns(c.laxity)},
+                       {"deferrals", c.deferrals},
+                       {"error", c.error},
+                       {"reported_ns", c.timing.reported},
+                       {"committed_ns", c.timing.committed},
+                       {"ready_ns", c.timing.ready},
+                       {"retrieval_requested_ns", c.timing.retrieval_requested},
+                       {"transfer_begin_ns", c.timing.transfer_begin},
+                       {"ended_ns", c.timing.ended}});
+  }
+  return out;
+}
+
+int fail(std::string* error, const std::string& what) {
+  const int e = errno;
+  *error = "control_socket: " + what + ": " + std::strerror(e);
+  return -e;
+}
+
+}  // namespace
+
+std::string stats_json(const InstanceStats& stats) { return stats_doc(stats).dump(); }
+std::string claims_json(const std::vector<ClaimSnapshot>& claims) {
+  return claims_doc(claims).dump();
+}
+
+int ControlServer::start(Instance& instance, const std::string& path,
+                         std::unique_ptr<ControlServer>* out, std::string* error) {
+  sockaddr_un addr{};
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+    *error = "control_socket: path must be 1 to 107 characters";
+    return -EINVAL;
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  std::unique_ptr<ControlServer> s(new ControlServer(instance, path));
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      *error = "control_socket: '" + path + "' exists and is not a socket";
+      return -EEXIST;
+    }
+    // A socket file left by a process that is gone: replace it; a live one is in use.
+    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool live =
+        probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (probe >= 0) close(probe);
+    if (live) {
+      *error = "control_socket: '" + path + "' is served by another process";
+      return -EADDRINUSE;
+    }
+    unlink(path.c_str());
+  }
+  s->listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s->listen_fd_ < 0) return fail(error, "socket");
+  if (bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    return fail(error, "bind '" + path + "'");
+  // Owner only, set before listen(): no connection is accepted while the mode is wider.
+  if (chmod(path.c_str(), 0600) != 0 || listen(s->listen_fd_, 8) != 0) {
+    const int r = fail(error, "chmod/listen '" + path + "'");
+    unlink(path.c_str());
+    return r;
+  }
+  s->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->stop_fd_ < 0) {
+    unlink(path.c_str());
+    return fail(error, "eventfd");
+  }
+  ControlServer* raw = s.get();
+  s->thread_ = std::thread([raw] { raw->serve(); });
+  *out = std::move(s);
+  return 0;
+}
+
+ControlServer::~ControlServer() {
+  if (thread_.joinable()) {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(stop_fd_, &one, sizeof(one));
+    thread_.join();
+  }
+  if (listen_fd_ >= 0) {
+    close(listen_fd_);
+    unlink(path_.c_str());
+  }
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+void ControlServer::serve() {
+  while (true) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents) return;
+    if (fds[0].revents & POLLIN) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      serve_client(fd);
+      close(fd);
+    }
+  }
+}
+
+void ControlServer::serve_client(int fd) {
+  std::string buf;
+  char chunk[4096];
+  while (true) {
+    // A client that goes quiet for 2 s, or sends a line over 64 KiB, is dropped: one slow
+    // client must not hold the socket.
+    pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    if (poll(fds, 2, 2000) <= 0 || fds[1].revents) return;
+    const ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n <= 0) return;
+    buf.append(chunk, static_cast<size_t>(n));
+    if (buf.size() > 65536) return;
+    size_t nl;
+    while ((nl = buf.find('\n')) != std::string::npos) {
+      const std::string line = reply(buf.substr(0, nl)) + "\n";
+      buf.erase(0, nl + 1);
+      size_t off = 0;
+      while (off < line.size()) {
+        const ssize_t w = send(fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
+        if (w <= 0) return;
+        off += static_cast<size_t>(w);
+      }
+    }
+  }
+}
+
+std::string ControlServer::reply(const std::string& request) {
+  std::string cmd = request;
+  while (!cmd.empty() && (cmd.back() == '\r' || cmd.back() == ' ')) cmd.pop_back();
+  if (!cmd.empty() && cmd.front() == '{') {
+    const json req = json::parse(cmd, nullptr, false);
+    if (req.is_discarded() || !req.is_object() || !req.contains("cmd") || !req["cmd"].is_string())
+      return json{{"ok", false}, {"error", "expected {\"cmd\": \"stats\" | \"claims\"}"}}.dump();
+    cmd = req["cmd"].get<std::string>();
+  }
+  try {
+    if (cmd == "stats") return json{{"ok", true}, {"stats", stats_doc(instance_.stats())}}.dump();
+    if (cmd == "claims")
+      return json{{"ok", true}, {"claims", claims_doc(instance_.claims())}}.dump();
+  } catch (const std::exception& e) {
+    return json{{"ok", false}, {"error", e.what()}}.dump();
+  }
+  return json{{"ok", false}, {"error", "unknown command '" + cmd + "': accepted stats, claims"}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace tempo

@@ -1,0 +1,142 @@
+// The control socket of a sim instance: permissions, the JSON-lines protocol, stale sockets.
+#include "control/control_server.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "instance/instance.h"
+
+namespace tempo {
+namespace {
+
+using nlohmann::json;
+
+std::string socket_path(const char* name) {
+  return (std::filesystem::temp_directory_path() /
+          ("tempo_ctl_" + std::to_string(getpid()) + "_" + name + ".sock"))
+      .string();
+}
+
+// One request/response exchange over a fresh connection.
+std::string ask(const std::string& path, const std::string& line) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return "connect failed";
+  }
+  const std::string req = line + "\n";
+  EXPECT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  std::string out;
+  char buf[4096];
+  while (out.find('\n') == std::string::npos) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+std::unique_ptr<Instance> sim() {
+  Settings s;
+  std::string err;
+  for (auto [k, v] : {std::pair{"fast_tier_bytes", "10000"},
+                      {"budget_bytes", "5000"},
+                      {"staging_rate", "1000"},
+                      {"staging_slots", "2"},
+                      {"op_latency", "0"},
+                      {"calibration_rate", "1000"}})
+    EXPECT_EQ(s.set(k, v, &err), 0) << err;
+  int e = 0;
+  return make_instance(s, &e, &err);
+}
+
+TEST(ControlServer, ServesStatsAndClaimsAsJsonLinesOwnerOnly) {
+  auto in = sim();
+  ASSERT_TRUE(in);
+  const KvObject objs[] = {{1, 100}, {2, 100}, {3, 100}, {4, 100}, {5, 100}};
+  ASSERT_EQ(in->sim_add_objects(objs), 0);
+  ClaimId id = 0;
+  ASSERT_EQ(in->report(Manifest(std::begin(objs), std::end(objs)), 2 * kNsPerSec, &id), 0);
+  const std::string path = socket_path("a");
+  std::unique_ptr<ControlServer> srv;
+  std::string err;
+  ASSERT_EQ(ControlServer::start(*in, path, &srv, &err), 0) << err;
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  const json stats = json::parse(ask(path, R"({"cmd": "stats"})"));
+  EXPECT_EQ(stats["ok"], true);
+  EXPECT_EQ(stats["stats"]["device"], "sim");
+  EXPECT_EQ(stats["stats"]["claims_reported"], 1);
+  EXPECT_EQ(stats["stats"]["claims_planned"], 1);
+  EXPECT_EQ(stats["stats"]["budget_bytes"], 5000);
+
+  const json claims = json::parse(ask(path, "claims"));
+  ASSERT_EQ(claims["claims"].size(), 1u);
+  const json& c = claims["claims"][0];
+  EXPECT_EQ(c["id"], id);
+  EXPECT_EQ(c["state"], "PLANNED");
+  EXPECT_EQ(c["bytes"], 500);
+  EXPECT_EQ(c["ttu_ns"], 2'000'000'000);
+  EXPECT_EQ(c["ttr_ns"], 500'000'000);  // 500 B at 1000 B/s
+  EXPECT_EQ(c["laxity_ns"], 1'500'000'000);
+
+  ASSERT_EQ(in->sim_advance(2 * kNsPerSec), 0);
+  const json after = json::parse(ask(path, "claims"));
+  EXPECT_EQ(after["claims"][0]["state"], "STAGE_READY");
+  EXPECT_TRUE(after["claims"][0]["laxity_ns"].is_null());
+  EXPECT_EQ(after["claims"][0]["committed_ns"], 1'500'000'000);
+
+  const json bad = json::parse(ask(path, "reset"));
+  EXPECT_EQ(bad["ok"], false);
+  EXPECT_EQ(bad["error"], "unknown command 'reset': accepted stats, claims");
+  const json malformed = json::parse(ask(path, "{\"cmd\": 3}"));
+  EXPECT_EQ(malformed["ok"], false);
+
+  // A second server on the same live socket is refused; the path goes with the server.
+  std::unique_ptr<ControlServer> second;
+  EXPECT_EQ(ControlServer::start(*in, path, &second, &err), -EADDRINUSE);
+  srv.reset();
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(ControlServer, ReplacesAStaleSocketButNotAFile) {
+  auto in = sim();
+  const std::string path = socket_path("b");
+  {
+    // A socket file nobody listens on, as a crashed process leaves it.
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    close(fd);
+  }
+  std::unique_ptr<ControlServer> srv;
+  std::string err;
+  ASSERT_EQ(ControlServer::start(*in, path, &srv, &err), 0) << err;
+  EXPECT_EQ(json::parse(ask(path, "stats"))["ok"], true);
+  srv.reset();
+  const std::string file = socket_path("c");
+  FILE* f = std::fopen(file.c_str(), "w");
+  std::fclose(f);
+  EXPECT_EQ(ControlServer::start(*in, file, &srv, &err), -EEXIST);
+  EXPECT_EQ(err, "control_socket: '" + file + "' exists and is not a socket");
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace tempo
