@@ -209,6 +209,27 @@ Table run_prefetch_grid(const StudyConfig& s, const ComputeCost& cost) {
   return t;
 }
 
+Table run_link_priority(const StudyConfig& s, const ComputeCost& cost) {
+  Table t = summary_table({"hbm_ratio", "link_priority"});
+  for (const auto& name : s.workloads) {
+    const Workload w = load(name, s.seed);
+    const uint64_t ws = working_set_blocks(w);
+    for (double r : {73.0, 16.0}) {
+      const TierShape shape = shape_for_ratio(ws, r);
+      add_row(t, {num(r), "fifo"}, run_one(w, s, cost, shape, "lru", "none"));
+      for (const char* pf : {"oracle", "laxity"}) {
+        for (bool demand_first : {false, true}) {
+          StudyConfig sc = s;
+          sc.base.demand_priority = demand_first;
+          add_row(t, {num(r), demand_first ? "demand" : "fifo"},
+                  run_one(w, sc, cost, shape, "lru", pf));
+        }
+      }
+    }
+  }
+  return t;
+}
+
 Table run_goals(const StudyConfig& s, const ComputeCost& cost) {
   Table t;
   t.columns = {"goal", "workload", "subject", "value", "reference", "reference_value", "met"};
@@ -286,13 +307,10 @@ Table run_goals(const StudyConfig& s, const ComputeCost& cost) {
 }
 
 std::vector<Experiment> experiments() {
-  return {{"policy_grid", run_policy_grid},
-          {"single_session", run_single_session},
-          {"ratio_sweep", run_ratio_sweep},
-          {"cost_frontier", run_cost_frontier},
-          {"ssd_depth", run_ssd_depth},
-          {"prefetch_grid", run_prefetch_grid},
-          {"goals", run_goals}};
+  return {{"policy_grid", run_policy_grid},     {"single_session", run_single_session},
+          {"ratio_sweep", run_ratio_sweep},     {"cost_frontier", run_cost_frontier},
+          {"ssd_depth", run_ssd_depth},         {"prefetch_grid", run_prefetch_grid},
+          {"link_priority", run_link_priority}, {"goals", run_goals}};
 }
 
 }  // namespace tempo::placement

@@ -5,6 +5,7 @@
 //   cost_frontier     every HBM/DRAM/SSD composition of a fixed 192-block budget
 //   ssd_depth         HBM 32, DRAM 64, SSD depth swept; SLO = the workload's gpu-only P99
 //   prefetch_grid     prefetcher x HBM size x workload
+//   link_priority     oracle and laxity with FIFO links against demand-first PCIe
 //   goals             the beyond-paper goals, evaluated from the grids above
 #pragma once
 
@@ -59,6 +60,7 @@ Table run_ratio_sweep(const StudyConfig& s, const ComputeCost& cost);
 Table run_cost_frontier(const StudyConfig& s, const ComputeCost& cost);
 Table run_ssd_depth(const StudyConfig& s, const ComputeCost& cost);
 Table run_prefetch_grid(const StudyConfig& s, const ComputeCost& cost);
+Table run_link_priority(const StudyConfig& s, const ComputeCost& cost);
 Table run_goals(const StudyConfig& s, const ComputeCost& cost);
 
 }  // namespace tempo::placement

@@ -61,6 +61,7 @@ RunSummary summarize(const RunResult& r, const Workload& w, const TierShape& con
   s.prefetches = c.prefetches;
   s.prefetch_hits = c.prefetch_hits;
   s.prefetch_wasted = c.prefetch_wasted;
+  s.prefetches_overtaken = c.prefetches_overtaken;
 
   std::vector<double> ttft;
   double tokens = 0, compute = 0, stall_d = 0, stall_s = 0, stall_r = 0, wait_d = 0, wait_s = 0;
@@ -149,7 +150,8 @@ std::vector<std::string> summary_columns() {
           "sessions_hbm_only",
           "sessions_tiered",
           "usd_per_session_hbm_only",
-          "usd_per_session_tiered"};
+          "usd_per_session_tiered",
+          "prefetches_overtaken"};
 }
 
 std::vector<std::string> summary_values(const RunSummary& s) {
@@ -195,7 +197,8 @@ std::vector<std::string> summary_values(const RunSummary& s) {
           n(c.sessions_hbm_only),
           n(c.sessions_tiered),
           n(c.usd_per_session_hbm_only),
-          n(c.usd_per_session_tiered)};
+          n(c.usd_per_session_tiered),
+          u(s.prefetches_overtaken)};
 }
 
 namespace {

@@ -46,7 +46,7 @@ struct RunSummary {
   double ttft_wait_dram_ms = 0, ttft_wait_ssd_ms = 0;                  // mean per request
   double demand_fetch_p99_us = 0;
   double throughput_tok_s = 0;
-  uint64_t prefetches = 0, prefetch_hits = 0, prefetch_wasted = 0;
+  uint64_t prefetches = 0, prefetch_hits = 0, prefetch_wasted = 0, prefetches_overtaken = 0;
   CapacityModel capacity;
 };
 

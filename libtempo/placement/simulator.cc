@@ -77,6 +77,7 @@ class Engine {
     t.pcie_up = c_.pcie_up;
     t.pcie_down = c_.pcie_down;
     t.ssd = c_.ssd;
+    t.demand_priority = c_.demand_priority;
     return t;
   }
   ReadResult read(uint64_t pos, TimeNs now);

@@ -24,7 +24,10 @@ int idx(Tier t) { return static_cast<int>(t); }
 }  // namespace
 
 TieredCache::TieredCache(const TieredCacheConfig& config)
-    : config_(config), pcie_up_(config.pcie_up), pcie_down_(config.pcie_down), ssd_(config.ssd) {
+    : config_(config),
+      pcie_up_(config.pcie_up, config.demand_priority),
+      pcie_down_(config.pcie_down),
+      ssd_(config.ssd) {
   if (config_.block_bytes == 0) throw std::invalid_argument("tiered cache: block_bytes is 0");
   if (config_.shape.total() == 0) throw std::invalid_argument("tiered cache: no capacity");
   for (const LinkSpec* l : {&config_.pcie_up, &config_.pcie_down, &config_.ssd}) {
@@ -170,8 +173,14 @@ ReadResult TieredCache::read(BlockId b, TimeNs now) {
     host_ready = ssd_.transfer(bytes, data_ready);
     lb.ssd_read += bytes;
   }
-  r.ready = pcie_up_.transfer(bytes, host_ready);
+  moved_.clear();
+  r.ready = pcie_up_.transfer_demand(bytes, host_ready, &moved_);
   lb.pcie_up += bytes;
+  for (const MovedTransfer& m : moved_) {
+    ++counters_.prefetches_overtaken;
+    Block& p = blocks_[m.tag];
+    if (p.ready_at == m.old_end) p.ready_at = m.new_end;
+  }
   // A block a prefetch is still staging into this tier waits on the tier it came from.
   r.waited_on = data_ready > now && s.came_from != Tier::kNone ? s.came_from : from;
   if (cap_[idx(Tier::kHbm)] == 0) {
@@ -238,7 +247,7 @@ bool TieredCache::prefetch(BlockId b, Tier to, TimeNs now) {
     lb.ssd_read += bytes;
   }
   if (to == Tier::kHbm) {
-    ready = pcie_up_.transfer(bytes, ready);
+    ready = pcie_up_.transfer_speculative(bytes, ready, b);
     lb.pcie_up += bytes;
   }
   unplace(b);

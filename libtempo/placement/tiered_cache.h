@@ -44,6 +44,8 @@ struct TieredCacheConfig {
   LinkSpec pcie_up;              // DRAM -> HBM (and the host hop of SSD -> HBM)
   LinkSpec pcie_down;            // HBM -> DRAM
   LinkSpec ssd;                  // SSD reads and writes share it
+  // Demand fetches overtake prefetches queued on PCIe (host to GPU) that have not started.
+  bool demand_priority = false;
 };
 
 // Where a read was served from.
@@ -68,6 +70,7 @@ struct CacheCounters {
   LinkBytes demand;    // bytes moved by demand reads and the demotions they caused
   LinkBytes prefetch;  // bytes moved by prefetches and the demotions they caused
   uint64_t prefetches = 0, prefetch_hits = 0, prefetch_wasted = 0;
+  uint64_t prefetches_overtaken = 0;  // prefetch transfers a demand fetch went ahead of
 };
 
 class TieredCache {
@@ -128,6 +131,7 @@ class TieredCache {
   std::array<std::unique_ptr<EvictionPolicy>, kNumTiers> policies_;
   Link pcie_up_, pcie_down_, ssd_;
   std::vector<Block> blocks_;
+  std::vector<MovedTransfer> moved_;  // scratch for transfer_demand
   TimeNs tick_ = 0;
   CacheCounters counters_;
 };

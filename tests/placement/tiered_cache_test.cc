@@ -17,6 +17,48 @@ TEST(Link, TransfersQueueInIssueOrder) {
   EXPECT_EQ(l.busy_time(), 3300);
 }
 
+TEST(Link, DemandOvertakesQueuedSpeculativeTransfers) {
+  Link l({1e9, 0}, /*demand_priority=*/true);           // 1000 ns per 1000 bytes
+  EXPECT_EQ(l.transfer_speculative(1000, 0, 7), 1000);  // runs 0-1000
+  EXPECT_EQ(l.transfer_speculative(1000, 0, 8), 2000);  // queued: 1000-2000
+  EXPECT_EQ(l.transfer_speculative(1000, 0, 9), 3000);  // queued: 2000-3000
+  std::vector<MovedTransfer> moved;
+  // At 500 the first is running; the demand goes next, ahead of 8 and 9.
+  EXPECT_EQ(l.transfer_demand(1000, 500, &moved), 2000);
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[0].tag, 8u);
+  EXPECT_EQ(moved[0].old_end, 2000);
+  EXPECT_EQ(moved[0].new_end, 3000);
+  EXPECT_EQ(moved[1].tag, 9u);
+  EXPECT_EQ(moved[1].new_end, 4000);
+  EXPECT_EQ(l.busy_until(), 4000);
+  // FIFO links (the default) never reorder.
+  Link f({1e9, 0});
+  f.transfer_speculative(1000, 0, 7);
+  f.transfer_speculative(1000, 0, 8);
+  moved.clear();
+  EXPECT_EQ(f.transfer_demand(1000, 500, &moved), 3000);
+  EXPECT_TRUE(moved.empty());
+}
+
+TEST(TieredCache, DemandPriorityDelaysTheOvertakenPrefetch) {
+  TieredCacheConfig c;
+  c.shape = {4, 4, 0};
+  c.block_bytes = 1000;
+  c.pcie_up = {1e9, 0};
+  c.pcie_down = {1e9, 0};
+  c.ssd = {1e9, 0};
+  c.demand_priority = true;
+  TieredCache cache(c);
+  for (BlockId b = 1; b <= 8; ++b) cache.write(b, 0);  // HBM {5..8}, DRAM {1..4}
+  ASSERT_TRUE(cache.prefetch(1, Tier::kHbm, 10'000));  // 10'000-11'000
+  ASSERT_TRUE(cache.prefetch(2, Tier::kHbm, 10'000));  // queued 11'000-12'000
+  EXPECT_EQ(cache.read(3, 10'500).ready, 12'000);      // goes ahead of block 2
+  EXPECT_EQ(cache.ready_at(2), 13'000);
+  EXPECT_EQ(cache.ready_at(1), 11'000);
+  EXPECT_EQ(cache.counters().prefetches_overtaken, 1u);
+}
+
 TieredCacheConfig small(TierShape shape, const std::string& policy = "lru") {
   TieredCacheConfig c;
   c.shape = shape;

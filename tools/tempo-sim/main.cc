@@ -36,6 +36,7 @@ const char* kUsage =
     "                     [--trace FILE.jsonl [--trace-block-tokens N (512)]]\n"
     "                     [--policy P] [--prefetch none|causal|oracle|laxity] [--depth N]\n"
     "                     [--baseline tiered|gpu-only|prefix-reuse|full-cpu-offload]\n"
+    "                     [--link-priority fifo|demand]\n"
     "                     [--ratio R | --hbm N --dram N --ssd N] [--ewma-alpha A]\n"
     "                     [--csv FILE] [--requests-csv FILE] [common]\n"
     "       tempo-sim export [--workload W | --trace FILE] [--seed N] --out FILE [common]\n"
@@ -180,6 +181,11 @@ int cmd_run(const Args& a) {
   s.policy = a.get("policy", "lru");
   s.prefetch = a.get("prefetch", "none");
   s.baseline = a.get("baseline", "tiered");
+  const std::string priority = a.get("link-priority", "fifo");
+  if (priority != "fifo" && priority != "demand") {
+    return fail("--link-priority must be fifo or demand");
+  }
+  s.demand_priority = priority == "demand";
   std::string err;
   double ratio = 73;
   uint64_t depth = s.prefetch_depth;
@@ -298,8 +304,8 @@ int main(int argc, char** argv) {
     allowed.emplace_back("trace-block-tokens");
   }
   if (cmd == "run") {
-    for (const char* k : {"policy", "prefetch", "depth", "baseline", "ratio", "hbm", "dram", "ssd",
-                          "ewma-alpha", "csv", "requests-csv"}) {
+    for (const char* k : {"policy", "prefetch", "depth", "baseline", "link-priority", "ratio",
+                          "hbm", "dram", "ssd", "ewma-alpha", "csv", "requests-csv"}) {
       allowed.emplace_back(k);
     }
   } else if (cmd == "export") {
