@@ -39,7 +39,7 @@ gcc -std=gnu11 -O2 -static -Wall -Wextra -Werror -I"$repo/kmod/include/uapi" \
 # 3. The initramfs: busybox, init, kernel modules (depmod'ed), tempo.ko, programs + libs.
 root=$build/initramfs
 rm -rf "$root"
-mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/tempo,etc,hwcheck}
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/tempo,etc}
 cp /bin/busybox "$root/bin/busybox"
 cp "$here/init.sh" "$root/init"
 chmod +x "$root/init"
@@ -68,7 +68,7 @@ add_program() {
 add_program "$build/bin/tempo-vmtest"
 for tool in cxl ndctl daxctl fio; do add_program "$(command -v $tool)"; done
 for bin in "$@"; do add_program "$bin"; done
-cp "$repo/scripts/hwcheck/tempo-hwcheck" "$root/bin/" 2>/dev/null || true
+cp "$repo/scripts/hwcheck/tempo-hwcheck" "$root/bin/"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$build/initramfs.cpio"
 
 # 4. The SSD: a disk holding the test pattern. The CXL memory and label area are made new
