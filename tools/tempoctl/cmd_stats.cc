@@ -1,0 +1,164 @@
+// tempoctl stats and claims: a running instance's control socket, or a tempo.ko device.
+#include <fcntl.h>
+#include <linux/tempo.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "cli.h"
+
+namespace tempo::ctl {
+namespace {
+
+// Sends one command line to the control socket and parses the reply line.
+int ask(const std::string& path, const std::string& cmd, json* reply, std::string* error) {
+  sockaddr_un a{};
+  if (path.empty() || path.size() >= sizeof(a.sun_path)) {
+    *error = "a control socket path of 1 to 107 characters is needed (--socket)";
+    return -EINVAL;
+  }
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    const int e = errno;
+    if (fd >= 0) close(fd);
+    *error =
+        "cannot connect to '" + path + "': " + std::strerror(e) +
+        (e == ENOENT || e == ECONNREFUSED ? " (is control_socket set and the instance running?)"
+                                          : "");
+    return -e;
+  }
+  const std::string line = json{{"cmd", cmd}}.dump() + "\n";
+  std::string buf;
+  int ret = send(fd, line.data(), line.size(), MSG_NOSIGNAL) == ssize_t(line.size()) ? 0 : -EIO;
+  while (ret == 0 && buf.find('\n') == std::string::npos) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 5000) <= 0) {
+      ret = -ETIMEDOUT;
+      break;
+    }
+    char chunk[65536];
+    const ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n <= 0) {
+      ret = -EIO;
+      break;
+    }
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (ret != 0) {
+    *error = "no reply from '" + path + "': " + std::strerror(-ret);
+    return ret;
+  }
+  *reply = json::parse(buf.substr(0, buf.find('\n')), nullptr, false);
+  if (reply->is_discarded() || !reply->is_object()) {
+    *error = "malformed reply from '" + path + "'";
+    return -EPROTO;
+  }
+  if (!(*reply)["ok"].get<bool>()) {
+    *error = (*reply)["error"].get<std::string>();
+    return -EINVAL;
+  }
+  return 0;
+}
+
+json kmod_stats(const std::string& path, std::string* error) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  tempo_stats s{};
+  if (fd < 0 || ioctl(fd, TEMPO_IOC_STATS, &s) != 0) {
+    *error = "'" + path + "': " + std::strerror(errno);
+    if (fd >= 0) close(fd);
+    return nullptr;
+  }
+  close(fd);
+  return json{{"device", "kmod"},
+              {"path", path},
+              {"resident_bytes", s.resident_bytes},
+              {"filling_bytes", s.filling_bytes},
+              {"pinned_bytes", s.pinned_bytes},
+              {"pins", s.pins},
+              {"stage_batches", s.stage_batches},
+              {"stage_errors", s.stage_errors},
+              {"staged_bytes", s.staged_bytes},
+              {"faults", s.faults},
+              {"fault_fills", s.fault_fills},
+              {"fault_bytes", s.fault_bytes},
+              {"evictions", s.evictions},
+              {"evicted_bytes", s.evicted_bytes},
+              {"pin_calls", s.pin_calls},
+              {"unpin_calls", s.unpin_calls},
+              {"resets", s.resets},
+              {"inflight_batches", s.inflight_batches}};
+}
+
+std::string ms(const json& ns) {
+  if (ns.is_null()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f", ns.get<double>() / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+int cmd_stats(const Args& args) {
+  json stats;
+  std::string error;
+  if (args.has("device") == args.has("socket"))
+    return fail("stats", "give exactly one of --socket=<path> and --device=</dev/tempoN>");
+  if (args.has("device")) {
+    stats = kmod_stats(args.get("device"), &error);
+    if (stats.is_null()) return fail("stats", error);
+  } else {
+    json reply;
+    if (ask(args.get("socket"), "stats", &reply, &error) != 0) return fail("stats", error);
+    stats = reply["stats"];
+  }
+  if (args.json()) {
+    print_json(stats);
+    return 0;
+  }
+  for (auto& [key, value] : stats.items()) {
+    std::string v = value.is_string() ? value.get<std::string>() : value.dump();
+    if (key.ends_with("_bytes") && value.is_number())
+      v += " (" + human_bytes(value.get<double>()) + ")";
+    std::printf("%-26s %s\n", key.c_str(), v.c_str());
+  }
+  return 0;
+}
+
+int cmd_claims(const Args& args) {
+  json reply;
+  std::string error;
+  if (!args.has("socket")) return fail("claims", "--socket=<path> is needed");
+  if (ask(args.get("socket"), "claims", &reply, &error) != 0) return fail("claims", error);
+  json claims = json::array();
+  for (const json& c : reply["claims"]) {
+    const std::string st = c["state"].get<std::string>();
+    const bool ended = st == "RELEASED" || st == "CANCELLED" || st == "ORDINARY" || st == "FAILED";
+    if (!ended || args.has("all")) claims.push_back(c);
+  }
+  if (args.json()) {
+    print_json(claims);
+    return 0;
+  }
+  std::printf("%-8s %-13s %12s %12s %12s %12s %9s\n", "ID", "STATE", "BYTES", "TTU_MS", "TTR_MS",
+              "LAXITY_MS", "DEFERRALS");
+  for (const json& c : claims)
+    std::printf("%-8llu %-13s %12llu %12s %12s %12s %9u\n",
+                static_cast<unsigned long long>(c["id"].get<uint64_t>()),
+                c["state"].get<std::string>().c_str(),
+                static_cast<unsigned long long>(c["bytes"].get<uint64_t>()),
+                ms(c["ttu_ns"]).c_str(), ms(c["ttr_ns"]).c_str(), ms(c["laxity_ns"]).c_str(),
+                c["deferrals"].get<unsigned>());
+  std::printf("%zu claims\n", claims.size());
+  return 0;
+}
+
+}  // namespace tempo::ctl

@@ -1,0 +1,175 @@
+// tempoctl store ls | verify | gc: an object store at rest (not while a uring instance has it).
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "cli.h"
+#include "store/object_store.h"
+
+namespace tempo::ctl {
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string errno_name(int err) {
+  switch (-err) {
+    case EBADMSG:
+      return "EBADMSG";
+    case EIO:
+      return "EIO";
+    case ENOENT:
+      return "ENOENT";
+    default:
+      return std::to_string(err);
+  }
+}
+
+int open_store(const Args& args, std::unique_ptr<ObjectStore>* store, RecoveryReport* report,
+               std::string* error) {
+  const std::string dir = args.get("store");
+  if (dir.empty()) {
+    *error = "--store=<dir> is needed";
+    return -EINVAL;
+  }
+  if (!std::filesystem::exists(dir + "/catalog")) {
+    *error = "'" + dir + "' is not an object store (no catalog)";
+    return -ENOENT;
+  }
+  ObjectStoreOptions o;
+  o.dir = dir;
+  o.data_path = args.get("data");
+  if (const int r = ObjectStore::open(o, store, report); r != 0) {
+    *error = "cannot open '" + dir + "': " + std::strerror(-r);
+    return r;
+  }
+  return 0;
+}
+
+int store_ls(const Args& args, ObjectStore& store) {
+  std::vector<ObjectInfo> objs = store.list();
+  std::sort(objs.begin(), objs.end(), [](auto& a, auto& b) { return a.key < b.key; });
+  if (args.json()) {
+    json out = json::array();
+    for (const ObjectInfo& i : objs)
+      out.push_back({{"key", i.key},
+                     {"size", i.size},
+                     {"offset", i.offset},
+                     {"checksum", hex(i.checksum)},
+                     {"seq", i.seq}});
+    for (const QuarantinedObject& q : store.quarantined())
+      out.push_back({{"key", q.key}, {"quarantined", errno_name(q.error)}, {"reason", q.reason}});
+    print_json(out);
+    return 0;
+  }
+  std::printf("%-18s %12s %14s %-16s\n", "KEY", "SIZE", "OFFSET", "CHECKSUM");
+  uint64_t bytes = 0;
+  for (const ObjectInfo& i : objs) {
+    std::printf("%-18s %12llu %14llu %-16s\n", hex(i.key).c_str(),
+                static_cast<unsigned long long>(i.size), static_cast<unsigned long long>(i.offset),
+                hex(i.checksum).c_str());
+    bytes += i.size;
+  }
+  for (const QuarantinedObject& q : store.quarantined())
+    std::printf("%-18s quarantined (%s): %s\n", hex(q.key).c_str(), errno_name(q.error).c_str(),
+                q.reason.c_str());
+  std::printf("%zu objects, %s, %zu quarantined\n", objs.size(), human_bytes(double(bytes)).c_str(),
+              store.quarantined().size());
+  return 0;
+}
+
+int store_verify(const Args& args, ObjectStore& store, const RecoveryReport& report) {
+  std::vector<ObjectInfo> objs = store.list();
+  std::sort(objs.begin(), objs.end(), [](auto& a, auto& b) { return a.key < b.key; });
+  json bad = json::array();
+  uint64_t ok = 0, bytes = 0;
+  for (const ObjectInfo& i : objs) {
+    std::vector<std::byte> buf(i.size);
+    const int64_t r = store.get(i.key, buf);
+    if (r == static_cast<int64_t>(i.size)) {
+      ++ok;
+      bytes += i.size;
+    } else {
+      const auto q = store.quarantined(i.key);
+      bad.push_back({{"key", i.key},
+                     {"error", errno_name(static_cast<int>(r))},
+                     {"reason", q ? q->reason : std::string(std::strerror(static_cast<int>(-r)))}});
+    }
+  }
+  // Objects the catalog replay already quarantined count as bad too.
+  for (const QuarantinedObject& q : store.quarantined()) {
+    bool listed = false;
+    for (const json& b : bad) listed = listed || b["key"].get<uint64_t>() == q.key;
+    if (!listed)
+      bad.push_back({{"key", q.key}, {"error", errno_name(q.error)}, {"reason", q.reason}});
+  }
+  if (args.json()) {
+    print_json({{"store", args.get("store")},
+                {"verified", ok},
+                {"verified_bytes", bytes},
+                {"bad", bad},
+                {"catalog_errors", report.errors}});
+  } else {
+    for (const json& b : bad)
+      std::printf("BAD %s %s: %s\n", hex(b["key"].get<uint64_t>()).c_str(),
+                  b["error"].get<std::string>().c_str(), b["reason"].get<std::string>().c_str());
+    for (const std::string& e : report.errors) std::printf("catalog: %s\n", e.c_str());
+    std::printf("%llu objects verified (%s), %zu bad\n", static_cast<unsigned long long>(ok),
+                human_bytes(double(bytes)).c_str(), bad.size());
+  }
+  return bad.empty() && report.errors.empty() ? 0 : 1;
+}
+
+// Reads every object (a bad checksum quarantines it), so damage found by nobody yet counts.
+void read_all(ObjectStore& store) {
+  for (const ObjectInfo& i : store.list()) {
+    std::vector<std::byte> buf(i.size);
+    store.get(i.key, buf);
+  }
+}
+
+int store_gc(const Args& args, ObjectStore& store) {
+  const uint64_t before = store.catalog_bytes();
+  read_all(store);
+  uint64_t removed = 0;
+  for (const QuarantinedObject& q : store.quarantined())
+    if (store.remove(q.key) == 0) ++removed;
+  if (const int r = store.compact(); r != 0)
+    return fail("store gc", std::string("compacting the catalog: ") + std::strerror(-r));
+  const uint64_t after = store.catalog_bytes();
+  if (args.json()) {
+    print_json({{"store", args.get("store")},
+                {"removed_quarantined", removed},
+                {"catalog_bytes_before", before},
+                {"catalog_bytes_after", after},
+                {"objects", store.size()}});
+  } else {
+    std::printf("removed %llu quarantined objects; catalog %s -> %s; %zu objects\n",
+                static_cast<unsigned long long>(removed), human_bytes(double(before)).c_str(),
+                human_bytes(double(after)).c_str(), store.size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_store(const Args& args) {
+  if (args.positional.size() != 1) return fail("store", "one action is needed: ls, verify or gc");
+  const std::string action = args.positional[0];
+  if (action != "ls" && action != "verify" && action != "gc")
+    return fail("store", "unknown action '" + action + "': accepted ls, verify, gc");
+  std::unique_ptr<ObjectStore> store;
+  RecoveryReport report;
+  std::string error;
+  if (open_store(args, &store, &report, &error) != 0) return fail("store", error);
+  if (action == "ls") return store_ls(args, *store);
+  if (action == "verify") return store_verify(args, *store, report);
+  return store_gc(args, *store);
+}
+
+}  // namespace tempo::ctl

@@ -1,0 +1,92 @@
+// tempoctl: inspect and operate TempoKV from a shell. One program, daxctl-style subcommands,
+// `--json` on every one (Documentation/tempoctl/).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli.h"
+
+namespace tempo::ctl {
+namespace {
+
+const Command kCommands[] = {
+    {"list",
+     "list [--store=<dir>]... [--config=<file>] [--json]",
+     "Lists CXL memory devices and regions (libcxl), persistent-memory namespaces (libndctl),\n"
+     "DAX devices (libdaxctl), tempo.ko devices (/dev/tempo*) and configured object stores.",
+     {{"store", 'S', "dir", "an object store directory to include (repeatable)"},
+      {"config", 'c', "file", "a configuration file: its uring.store_path is listed"}},
+     cmd_list},
+    {"stats",
+     "stats (--socket=<path> | --device=</dev/tempoN>) [--json]",
+     "Live counters of a running libtempo instance (its control socket) or of a tempo.ko\n"
+     "device (its STATS ioctl).",
+     {{"socket", 's', "path", "the instance's control_socket"},
+      {"device", 'd', "path", "a tempo.ko character device, e.g. /dev/tempo0"}},
+     cmd_stats},
+    {"claims",
+     "claims --socket=<path> [--all] [--json]",
+     "Current claims of a running libtempo instance: state, TTU, TTR, laxity.",
+     {{"socket", 's', "path", "the instance's control_socket"},
+      {"all", 'a', nullptr, "include ended claims (released, cancelled, ordinary, failed)"}},
+     cmd_claims},
+    {"store",
+     "store (ls | verify | gc) --store=<dir> [--json]",
+     "Object store maintenance: list objects, verify every checksum, drop objects that\n"
+     "fail verification and compact the catalog.",
+     {{"store", 'S', "dir", "the object store directory"},
+      {"data", 0, "path", "the data file or block device if not <dir>/data"}},
+     cmd_store},
+    {"calibrate",
+     "calibrate --store=<dir> [--output=<file>] [--fast-tier-bytes=<n>] [--objects=<n>]\n"
+     "          [--object-bytes=<n>] [--queue-depth=<n>] [--json]",
+     "Measures the uring device's staging rate and demand-read rate on a store and writes\n"
+     "the calibration file libtempo starts from (calibration_file = <file>).",
+     {{"store", 'S', "dir", "the object store directory"},
+      {"output", 'o', "file", "where to write the calibration (default <dir>/calibration.conf)"},
+      {"fast-tier-bytes", 0, "bytes", "fast tier (DRAM arena) size, default 256MiB"},
+      {"objects", 'n', "n", "objects to measure with, default 32"},
+      {"object-bytes", 0, "bytes",
+       "size of test objects written when the store has too few, "
+       "default 4MiB"},
+      {"queue-depth", 0, "n", "reads in flight, default 16"}},
+     cmd_calibrate},
+};
+
+void usage(FILE* out) {
+  std::fprintf(out, "usage: tempoctl <command> [<options>]\n\ncommands:\n");
+  for (const Command& c : kCommands) {
+    std::string first(c.summary);
+    first = first.substr(0, first.find('\n'));
+    std::fprintf(out, "    %-10s %s\n", c.name, first.c_str());
+  }
+  std::fprintf(out, "\n`tempoctl <command> --help` for its options.\n");
+}
+
+}  // namespace
+}  // namespace tempo::ctl
+
+int main(int argc, char** argv) {
+  using namespace tempo::ctl;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const Command& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    Args args;
+    std::string error;
+    if (parse_args(c, argc - 2, argv + 2, &args, &error) != 0) {
+      std::fprintf(stderr, "tempoctl %s: %s\n", c.name, error.c_str());
+      return 2;
+    }
+    if (args.has("help")) {
+      print_usage(c);
+      return 0;
+    }
+    return c.run(args);
+  }
+  std::fprintf(stderr, "tempoctl: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
