@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <memory>
 
 namespace tempo {
 namespace {
@@ -119,9 +120,10 @@ auto RuntimeLoop::call(F&& fn) -> decltype(fn()) {
     on_loop = std::this_thread::get_id() == loop_id_;
   }
   if (on_loop) return fn();
-  std::packaged_task<decltype(fn())()> task(std::forward<F>(fn));
-  auto result = task.get_future();
-  post([&task] { task(); });
+  // Shared: the loop thread may still be leaving task() when the caller wakes up.
+  auto task = std::make_shared<std::packaged_task<decltype(fn())()>>(std::forward<F>(fn));
+  auto result = task->get_future();
+  post([task] { (*task)(); });
   return result.get();
 }
 
