@@ -150,6 +150,31 @@ static void test_pin_limit_and_space(void) {
   CHECK_OK(unpin1(fd, 0, limit));
 }
 
+// A fd holds at most 1024 batches in flight or unread; the next is refused until one is read.
+static void test_completion_queue_limit(void) {
+  const uint64_t e = dut.info.extent_bytes;
+  int q = dev_open();
+  struct tempo_completion c[64];
+  CHECK_OK(stage1(q, 0, e, 0, 0));
+  CHECK(wait_completion(q, c, 10000) == 0, "first stage");
+  for (int i = 0; i < 1024; i++) {  // resident: each completes at once and stays unread
+    if (stage1(q, 0, e, 0, (uint64_t)i)) {
+      tfail(__FILE__, __LINE__, "batch %d: %s", i, strerrorname(errno));
+      break;
+    }
+  }
+  CHECK_ERRNO(stage1(q, 0, e, 0, 1024), EAGAIN);
+  CHECK(read(q, c, sizeof(c[0])) == sizeof(c[0]) && c[0].ticket == 0, "oldest record first");
+  CHECK_OK(stage1(q, 0, e, 0, 1025));
+  uint64_t records = 1;
+  ssize_t n;
+  int fl = fcntl(q, F_GETFL);
+  CHECK_OK(fcntl(q, F_SETFL, fl | O_NONBLOCK));
+  while ((n = read(q, c, sizeof(c))) > 0) records += (uint64_t)n / sizeof(c[0]);
+  CHECK(records == 1025, "read %llu records, want 1025", (unsigned long long)records);
+  close(q);
+}
+
 static void test_read_and_mmap_errors(void) {
   char small[8];
   snapshot();
@@ -175,6 +200,7 @@ void tests_badinput(void) {
   run_test("badinput.batch_limits", test_batch_limits);
   run_test("badinput.pin_state_errors", test_pin_state_errors);
   run_test("badinput.pin_limit_and_space", test_pin_limit_and_space);
+  run_test("badinput.completion_queue_limit", test_completion_queue_limit);
   run_test("badinput.read_and_mmap_errors", test_read_and_mmap_errors);
   close(fd);
 }
