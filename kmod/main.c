@@ -253,6 +253,19 @@ static const struct file_operations tempo_fops = {
 	.llseek = no_llseek,
 };
 
+/* The uapi layout is fixed: no implicit padding, the same on 32- and 64-bit userspace. */
+static void tempo_check_uapi(void)
+{
+	BUILD_BUG_ON(sizeof(struct tempo_range) != 16);
+	BUILD_BUG_ON(sizeof(struct tempo_stage) != 40);
+	BUILD_BUG_ON(sizeof(struct tempo_completion) != 48);
+	BUILD_BUG_ON(sizeof(struct tempo_pin) != 32);
+	BUILD_BUG_ON(sizeof(struct tempo_query) != 64);
+	BUILD_BUG_ON(sizeof(struct tempo_info) != 80);
+	BUILD_BUG_ON(sizeof(struct tempo_features) != 64);
+	BUILD_BUG_ON(sizeof(struct tempo_stats) != 192);
+}
+
 static int tempo_check_params(void)
 {
 	if (!backing || !*backing) {
@@ -278,6 +291,7 @@ static int __init tempo_init(void)
 	u64 fast;
 	int ret;
 
+	tempo_check_uapi();
 	ret = tempo_check_params();
 	if (ret)
 		return ret;
