@@ -167,7 +167,11 @@ class Config:
         self.close()
 
     def __del__(self) -> None:
-        self.close()
+        # At interpreter exit the module's globals may already be gone: nothing to report.
+        try:
+            self.close()
+        except Exception:
+            pass
 
 
 def _manifest(objects: Iterable[KvObject | tuple[int, int]]) -> ctypes.Array[_native.TempoObject]:
@@ -244,8 +248,12 @@ class Context:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_lock", None) is not None:
-            self.close()
+        # A constructor that raised leaves no handle; at interpreter exit globals may be gone.
+        try:
+            if getattr(self, "_lock", None) is not None:
+                self.close()
+        except Exception:
+            pass
 
     def now_ns(self) -> int:
         """The context's clock in ns (virtual on sim, monotonic on uring)."""
