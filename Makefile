@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 PY         := /usr/bin/python3
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all deps build test test-normal test-asan test-tsan run bench install format format-check clean
+.PHONY: all deps build test test-normal test-asan test-tsan run run-sim bench install format format-check clean
 
 all: build
 
@@ -40,8 +40,17 @@ test-tsan: deps
 test: format-check test-normal test-asan test-tsan
 	@echo "make test: all suites passed (normal, ASan+UBSan, TSan)"
 
+# The default comparison on the uring device: real O_DIRECT reads from an object store
+# under $(BUILD) (written on the first run, reused after) into a DRAM fast tier.
 run: build
+	@$(BUILD)/tools/tempo-replay/tempo-replay --default-comparison --device uring \
+	  --store $(BUILD)/replay-store --out $(BUILD)/run
+	@$(MAKE) --no-print-directory run-figures
+
+# The same comparison in virtual time on the sim device (seconds, bit-for-bit repeatable).
+run-sim: build
 	@$(BUILD)/tools/tempo-replay/tempo-replay --default-comparison --out $(BUILD)/run
+	@$(MAKE) --no-print-directory run-figures
 
 bench: build
 	@scripts/bench.sh $(BUILD)

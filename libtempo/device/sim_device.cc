@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/probes.h"
 #include "core/rate_sharing.h"
 
 namespace tempo {
@@ -22,7 +23,8 @@ SimDevice::SimDevice(EventQueue& events, SimDeviceConfig config)
   if (config_.op_latency_ns < 0) throw std::invalid_argument("sim device: op_latency < 0");
   policy_ = make_eviction_policy(config_.eviction);
   if (!policy_)
-    throw std::invalid_argument("sim device: unknown eviction policy '" + config_.eviction + "'");
+    throw std::invalid_argument("sim device: eviction policy '" + config_.eviction +
+                                "' is unknown or offline-only (min needs the future)");
 }
 
 SimDevice::~SimDevice() {
@@ -90,12 +92,13 @@ bool SimDevice::make_room(uint64_t bytes) {
 }
 
 void SimDevice::evict(ObjectKey key, Entry& e) {
-  policy_->remove(key);
+  policy_->evict(key);  // not remove(): history-keeping policies remember evicted ids
   e.state = Residency::kAbsent;
   used_bytes_ -= e.bytes;
   stats_.resident_bytes = used_bytes_;
   ++stats_.evictions;
   stats_.evicted_bytes += e.bytes;
+  TEMPO_PROBE_EVICT(key, e.bytes);
   if (observer_) observer_->on_evicted(key);
 }
 

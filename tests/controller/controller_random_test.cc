@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
-#include <queue>
 #include <random>
 #include <set>
 
@@ -16,22 +16,24 @@ namespace {
 
 constexpr ObjectKey kObjects = 48;
 
+// reachable(from, to): `to` follows `from` through legal transitions (a claim may take
+// several steps within one operation). Computed once from claim_transition_legal.
 bool reachable(ClaimState from, ClaimState to) {
-  if (from == to) return true;
-  std::queue<ClaimState> q;
-  std::set<ClaimState> seen{from};
-  q.push(from);
-  while (!q.empty()) {
-    const ClaimState s = q.front();
-    q.pop();
-    for (int n = 0; n <= static_cast<int>(ClaimState::kFailed); ++n) {
-      const auto next = static_cast<ClaimState>(n);
-      if (!claim_transition_legal(s, next) || !seen.insert(next).second) continue;
-      if (next == to) return true;
-      q.push(next);
+  constexpr int kStates = static_cast<int>(ClaimState::kFailed) + 1;
+  static const auto table = [] {
+    std::array<std::array<bool, kStates>, kStates> r{};
+    for (int a = 0; a < kStates; ++a) {
+      r[a][a] = true;
+      for (int b = 0; b < kStates; ++b)
+        r[a][b] = r[a][b] ||
+                  claim_transition_legal(static_cast<ClaimState>(a), static_cast<ClaimState>(b));
     }
-  }
-  return false;
+    for (int k = 0; k < kStates; ++k)  // transitive closure (Floyd-Warshall)
+      for (int a = 0; a < kStates; ++a)
+        for (int b = 0; b < kStates; ++b) r[a][b] = r[a][b] || (r[a][k] && r[k][b]);
+    return r;
+  }();
+  return table[static_cast<int>(from)][static_cast<int>(to)];
 }
 
 class RandomRun {
@@ -86,17 +88,19 @@ class RandomRun {
   // Ends every claim the way a runtime would, then checks nothing is left held.
   void drain() {
     for (int round = 0; round < 100; ++round) {
+      bool live = false;
       for (ClaimId id : ids_) {
         const Claim* c = ctl().claim(id);
         RetrievalOutcome out{};
-        if (c->state == ClaimState::kPlanned) ctl().cancel(id);
-        if (c->state == ClaimState::kStageReady) ctl().request_retrieval(id, &out);
-        if (c->state == ClaimState::kStageReady) ctl().begin_transfer(id);
-        if (c->state == ClaimState::kTransferring) ctl().end_transfer(id);
-        check();
+        if (c->state == ClaimState::kPlanned && ctl().cancel(id) == 0) check();
+        if (c->state == ClaimState::kStageReady && ctl().request_retrieval(id, &out) == 0) check();
+        if (c->state == ClaimState::kStageReady && ctl().begin_transfer(id) == 0) check();
+        if (c->state == ClaimState::kTransferring && ctl().end_transfer(id) == 0) check();
+        live = live || !claim_state_terminal(c->state);
       }
       rt_->events.run_all(100000);
       check();
+      if (!live) break;
     }
     for (ClaimId id : ids_) ASSERT_TRUE(claim_state_terminal(ctl().claim(id)->state)) << id;
     EXPECT_EQ(rt_->provider.ledger().bytes(), 0u);

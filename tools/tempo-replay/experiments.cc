@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "report.h"
+#include "uring_stack.h"
 
 namespace tempo {
 
@@ -36,12 +37,40 @@ struct Loaded {
   ExecModel model;
   std::unique_ptr<ExecModelCosts> costs;
   ReplayWorkload workload;
+  std::unique_ptr<UringBackend> uring;  // device "uring" only
 };
 
 int load(const ReplaySetup& s, Loaded* out, std::string* error) {
   if (const int r = load_exec_model(s.model, s.gpu, &out->model, error); r != 0) return r;
   out->costs = std::make_unique<ExecModelCosts>(out->model, s.device_link_bps);
-  return build_workload(s.workload, out->model, &out->workload, error);
+  if (const int r = build_workload(s.workload, out->model, &out->workload, error); r != 0) return r;
+  if (s.device != "uring") return 0;
+  // Real I/O on this machine: every object shrinks by byte_scale.
+  auto shrink = [&](KvObject& o) { o.bytes = std::max<uint64_t>(o.bytes / s.byte_scale, 4096); };
+  for (KvObject& o : out->workload.preloaded) shrink(o);
+  for (ReplayRequest& q : out->workload.requests)
+    for (KvObject& o : q.prefix_chunks) shrink(o);
+  UringBackendOptions u;
+  u.store_dir = s.store_dir;
+  u.fast_tier_bytes = s.stack.device.capacity_bytes / s.byte_scale;
+  u.staging_rate_bps = s.uring_calibration_bps;
+  return UringBackend::create(u, &out->uring, error);
+}
+
+// One policy's run on the setup's device.
+RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy) {
+  EngineConfig e = s.engine;
+  e.policy = policy;
+  if (s.device != "uring") return run_serving(l.workload, s.stack, e, *l.costs);
+  e.byte_scale = s.byte_scale;
+  ProviderConfig p = s.stack.provider;
+  p.budget_bytes /= s.byte_scale;
+  p.calibration_rate_bps = s.uring_calibration_bps;
+  p.static_rate_bps = s.uring_calibration_bps;
+  ControllerConfig c = s.stack.controller;
+  if (policy != "dax-l1") c.policy = *parse_policy(policy);
+  UringServingStack st(*l.uring, p, c);
+  return run_serving(l.workload, st, e, *l.costs);
 }
 
 std::vector<std::string> policies_of(const ReplaySetup& s, std::vector<std::string> fallback) {
@@ -58,14 +87,14 @@ int run_grid(const std::vector<ReplaySetup>& setups,
     Loaded l;
     if (const int r = load(setups[i], &l, error); r != 0) return r;
     for (const std::string& p : policies_of(setups[i], all_policies())) {
-      EngineConfig e = setups[i].engine;
-      e.policy = p;
       try {
-        rows->push_back(
-            ExperimentRow{labels[i], run_serving(l.workload, setups[i].stack, e, *l.costs)});
+        rows->push_back(ExperimentRow{labels[i], serve(setups[i], l, p)});
       } catch (const std::invalid_argument& ex) {
         *error = ex.what();
         return -EINVAL;
+      } catch (const std::runtime_error& ex) {
+        *error = ex.what();
+        return -EIO;
       }
       std::string what;
       for (const auto& [k, v] : labels[i]) what += v + " ";
@@ -211,6 +240,7 @@ int fig6(const ReplaySetup& s, std::string* error) {
       x.workload.name = workload;
       x.workload.documents = 16;
       x.workload.output_cap = 32;
+      x.engine.generation_limit = 32;
       x.workload.arrivals.kind = ArrivalKind::kFixedInterval;
       x.workload.arrivals.interval = sec_to_ns(1.0 / rate);
       if (x.policies.empty()) x.policies = {"tempo", "dax-l1"};
@@ -246,7 +276,7 @@ std::vector<std::string> experiment_names() {
 
 int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error) {
   const std::vector<std::vector<std::pair<std::string, std::string>>> labels = {
-      {{"model", setup.model}, {"workload", setup.workload.name}}};
+      {{"model", setup.model}, {"workload", setup.workload.name}, {"device", setup.device}}};
   return run_grid({setup}, labels, setup.progress, rows, error);
 }
 

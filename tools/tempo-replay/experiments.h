@@ -20,6 +20,12 @@ struct ReplaySetup {
   WorkloadSpec workload;
   double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)
   std::vector<std::string> policies;             // empty: all six and (where asked) dax-l1
+  // "sim" (virtual time) or "uring" (real I/O on the wall clock: objects, fast tier and
+  // budget shrunk by byte_scale, the store kept in store_dir between runs).
+  std::string device = "sim";
+  std::string store_dir = "tempo-replay-store";
+  uint64_t byte_scale = 16;
+  double uring_calibration_bps = 2.0 * (1ull << 30);  // this disk's O_DIRECT rate, roughly
   std::string out_dir = "tempo-replay-out";
   bool progress = false;  // a progress bar on stderr
 };

@@ -40,6 +40,11 @@ void usage(std::FILE* out) {
       "      --demand-rate B/S   ordinary-path rate (default 2GiB)\n"
       "      --slots N           concurrent staging operations (default 8)\n"
       "      --seed N            workload seed (default 1)\n"
+      "  -d, --device NAME       sim (default: virtual time) or uring (real I/O, wall clock)\n"
+      "      --store DIR         uring: the object store, kept between runs\n"
+      "                          (default tempo-replay-store)\n"
+      "      --byte-scale N      uring: objects, fast tier and budget are 1/N of the\n"
+      "                          model's (default 16)\n"
       "  -o, --out DIR           output directory (default tempo-replay-out)\n"
       "  -h, --help\n");
 }
@@ -73,7 +78,9 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
     kStaging,
     kDemand,
     kSlots,
-    kSeed
+    kSeed,
+    kStore,
+    kScale
   };
   static const option kOpts[] = {{"experiment", required_argument, nullptr, 'e'},
                                  {"default-comparison", no_argument, nullptr, kDefault},
@@ -97,10 +104,13 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
                                  {"slots", required_argument, nullptr, kSlots},
                                  {"seed", required_argument, nullptr, kSeed},
                                  {"out", required_argument, nullptr, 'o'},
+                                 {"device", required_argument, nullptr, 'd'},
+                                 {"store", required_argument, nullptr, kStore},
+                                 {"byte-scale", required_argument, nullptr, kScale},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   int c = 0;
-  while ((c = getopt_long(argc, argv, "e:w:t:m:p:r:o:h", kOpts, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "e:w:t:m:p:r:o:d:h", kOpts, nullptr)) != -1) {
     const std::string arg = optarg ? optarg : "";
     auto bytes = [&](uint64_t* out) {
       const int64_t b = tempo::parse_bytes(arg);
@@ -210,6 +220,19 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
       case 'o':
         s->out_dir = arg;
         break;
+      case 'd':
+        if (arg != "sim" && arg != "uring") return fail("--device takes sim or uring");
+        s->device = arg;
+        break;
+      case kStore:
+        s->store_dir = arg;
+        break;
+      case kScale: {
+        uint32_t n = 0;
+        if (!parse_u32(optarg, &n)) return fail("--byte-scale takes a positive integer");
+        s->byte_scale = n;
+        break;
+      }
       case 'h':
         usage(stdout);
         std::exit(0);
@@ -219,6 +242,8 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
     }
   }
   if (optind < argc) return fail(std::string("unexpected argument '") + argv[optind] + "'");
+  if (s->workload.name == "trace" && s->workload.trace_path.empty())
+    return fail("the trace workload needs --trace FILE");
   if (s->stack.provider.budget_bytes >= s->stack.device.capacity_bytes)
     return fail("--budget must be below --fast-tier");
   return true;

@@ -38,6 +38,10 @@ std::map<std::string, const ServingSummary*> demand_baselines(
 }
 
 double gain_pct(double ours, double base) { return base != 0 ? (ours - base) / base * 100 : 0; }
+// The reduction of a lower-is-better figure, in percent (0, not -0, when equal).
+double reduction_pct(double ours, double base) {
+  return base != 0 ? (base - ours) / base * 100 : 0;
+}
 
 }  // namespace
 
@@ -53,7 +57,8 @@ void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
     std::string p95 = "-", tput = "-";
     if (it != base.end()) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%+.1f%%", -gain_pct(s.p95_ttft_s, it->second->p95_ttft_s));
+      std::snprintf(buf, sizeof buf, "%+.1f%%",
+                    reduction_pct(s.p95_ttft_s, it->second->p95_ttft_s));
       p95 = buf;
       std::snprintf(buf, sizeof buf, "%+.1f%%",
                     gain_pct(s.throughput_tps, it->second->throughput_tps));
@@ -74,20 +79,21 @@ int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>&
     for (const auto& [name, value] : rows.front().labels) f << name << ",";
   f << "policy,completed,p95_ttft_s,mean_ttft_s,throughput_tps,c_gib_s_per_req,"
        "capacity_deferrals,deferred_claims,ordinary_claims,staged_gib,demand_gib,"
-       "p95_ttft_reduction_pct,throughput_gain_pct\n";
+       "p95_ttft_reduction_pct,throughput_gain_pct,staged_bytes,demand_bytes\n";
   for (const ExperimentRow& r : rows) {
     const ServingSummary& s = r.result.summary;
     for (const auto& [name, value] : r.labels) f << value << ",";
     auto it = base.find(label_key(r));
-    const double p95_red = it != base.end() ? -gain_pct(s.p95_ttft_s, it->second->p95_ttft_s) : 0;
+    const double p95_red =
+        it != base.end() ? reduction_pct(s.p95_ttft_s, it->second->p95_ttft_s) : 0;
     const double tput =
         it != base.end() ? gain_pct(s.throughput_tps, it->second->throughput_tps) : 0;
     f << r.result.policy << "," << s.completed << "," << s.p95_ttft_s << "," << s.mean_ttft_s << ","
       << s.throughput_tps << "," << s.c_gib_s_per_req << "," << r.result.capacity_deferrals << ","
       << r.result.deferred_claims << "," << r.result.ordinary_claims << ","
       << double(r.result.staged_bytes) / double(1ull << 30) << ","
-      << double(r.result.demand_bytes) / double(1ull << 30) << "," << p95_red << "," << tput
-      << "\n";
+      << double(r.result.demand_bytes) / double(1ull << 30) << "," << p95_red << "," << tput << ","
+      << r.result.staged_bytes << "," << r.result.demand_bytes << "\n";
   }
   return f.good() ? 0 : -EIO;
 }

@@ -62,8 +62,10 @@ class Engine final : public ControllerObserver {
   RunResult run() {
     // Arrivals are relative to the start of the run; records are reported relative to it.
     const TimeNs start = st_.scheduler().now();
-    for (size_t i = 0; i < live_.size(); ++i)
-      st_.scheduler().schedule_at(start + live_[i].req->arrival, [this, i] { arrive(i); });
+    for (size_t i = 0; i < live_.size(); ++i) {
+      live_[i].rec.timing.arrival = start + live_[i].req->arrival;
+      st_.scheduler().schedule_at(live_[i].rec.timing.arrival, [this, i] { arrive(i); });
+    }
     st_.run([this] { return finished_ == live_.size(); });
     st_.controller().set_observer(nullptr);
     RunResult r;
@@ -90,19 +92,24 @@ class Engine final : public ControllerObserver {
     r.end_time = now() - start;
     r.staged_bytes = ps.staged_bytes;
     r.demand_bytes = st_.device().stats().demand_bytes;
+    r.copied_bytes = copied_bytes_;
     if (ps.ledger_bytes != 0 || st_.device().stats().pins != 0)
       throw std::logic_error("replay: protection leaked past the run");
     return r;
   }
 
+  // A claim can be ready inside its own report() (every object already resident), before
+  // its id is known here: it is still waiting then, and admission finds it ready.
   void on_claim_ready(ClaimId id) override {
-    Live& l = live_[by_claim_.at(id)];
-    if (l.phase == Phase::kAwaitKv) kv_available(l);
+    auto it = by_claim_.find(id);
+    if (it != by_claim_.end() && live_[it->second].phase == Phase::kAwaitKv)
+      kv_available(live_[it->second]);
   }
 
   void on_claim_ordinary(ClaimId id) override {
-    Live& l = live_[by_claim_.at(id)];
-    if (l.phase == Phase::kAwaitKv) read_ordinary(l, RetrievalPath::kOrdinary);
+    auto it = by_claim_.find(id);
+    if (it != by_claim_.end() && live_[it->second].phase == Phase::kAwaitKv)
+      read_ordinary(live_[it->second], RetrievalPath::kOrdinary);
   }
 
  private:
@@ -193,7 +200,7 @@ class Engine final : public ControllerObserver {
         if (l.rec.path == RetrievalPath::kStaged) {
           if (st_.controller().begin_transfer(l.claim) != 0)
             throw std::logic_error("replay: transfer of a claim that is not stage-ready");
-          st_.copy_out(l.keys);
+          copied_bytes_ += st_.copy_out(l.keys);
         }
         dur = costs_.retrieval_time(l.rec.kv_bytes * cfg_.byte_scale);
       }
@@ -306,6 +313,7 @@ class Engine final : public ControllerObserver {
   const StepCosts& costs_;
   ServingStack& st_;
   size_t finished_ = 0;
+  uint64_t copied_bytes_ = 0;
   bool dax_ = false;
   std::vector<Live> live_;
   std::deque<size_t> waiting_;

@@ -57,6 +57,7 @@ struct RunResult {
   TimeNs end_time = 0;
   uint64_t staged_bytes = 0;
   uint64_t demand_bytes = 0;
+  uint64_t copied_bytes = 0;  // real devices: fast-tier bytes copied out by transfers
 };
 
 class ServingStack;
