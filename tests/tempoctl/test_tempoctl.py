@@ -79,6 +79,9 @@ class StatsAndClaimsOnSim(Base):
         self.assertIn("unknown action 'fsck': accepted ls, verify, gc",
                       run("store", "fsck", "--store", self.dir, code=1))
         self.assertIn("usage: tempoctl list", run("list", "--help"))
+        # Not a tempo.ko device: the STATS ioctl is refused and said so.
+        self.assertIn("tempoctl stats: '/dev/null': Inappropriate ioctl for device",
+                      run("stats", "--device", "/dev/null", code=1))
 
 
 class StoreAndUring(Base):
