@@ -5,32 +5,14 @@
 namespace tempo {
 
 uint64_t EventQueue::schedule_at(TimeNs at, Callback cb) {
-  const uint64_t seq = next_seq_++;
-  heap_.push(Entry{std::max(at, now()), seq});
-  pending_.emplace(seq, std::move(cb));
-  return seq;
-}
-
-void EventQueue::cancel(uint64_t id) { pending_.erase(id); }
-
-void EventQueue::drop_cancelled_top() const {
-  while (!heap_.empty() && !pending_.contains(heap_.top().seq)) heap_.pop();
-}
-
-TimeNs EventQueue::next_time() const {
-  drop_cancelled_top();
-  return heap_.empty() ? kNever : heap_.top().at;
+  return timers_.add(std::max(at, now()), std::move(cb));
 }
 
 bool EventQueue::run_next() {
-  drop_cancelled_top();
-  if (heap_.empty()) return false;
-  const Entry e = heap_.top();
-  heap_.pop();
-  auto it = pending_.find(e.seq);
-  Callback cb = std::move(it->second);
-  pending_.erase(it);
-  clock_.advance_to(e.at);
+  TimeNs at = 0;
+  Callback cb;
+  if (!timers_.pop_due(kNever, &at, &cb)) return false;
+  clock_.advance_to(at);
   cb();
   return true;
 }

@@ -3,13 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <queue>
-#include <unordered_map>
-#include <vector>
 
 #include "core/clock.h"
 #include "core/scheduler.h"
+#include "core/timer_heap.h"
 
 namespace tempo {
 
@@ -24,10 +21,10 @@ class EventQueue final : public Scheduler {
   uint64_t schedule_at(TimeNs at, Callback cb) override;
   using Scheduler::schedule_after;
   // Cancelled events are skipped when their time comes.
-  void cancel(uint64_t id) override;
+  void cancel(uint64_t id) override { timers_.cancel(id); }
 
-  bool empty() const { return pending_.empty(); }
-  TimeNs next_time() const;
+  bool empty() const { return timers_.empty(); }
+  TimeNs next_time() const { return timers_.next_time(); }
   // Runs the earliest event (advancing the clock to it). False when there is none.
   bool run_next();
   // Runs every event at or before `t`, then leaves the clock at `t`.
@@ -36,20 +33,8 @@ class EventQueue final : public Scheduler {
   uint64_t run_all(uint64_t limit = UINT64_MAX);
 
  private:
-  struct Entry {
-    TimeNs at;
-    uint64_t seq;
-    friend bool operator>(const Entry& a, const Entry& b) {
-      return a.at != b.at ? a.at > b.at : a.seq > b.seq;
-    }
-  };
-  void drop_cancelled_top() const;
-
   VirtualClock& clock_;
-  // Cancelled entries are dropped lazily, also from const lookups.
-  mutable std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
-  std::unordered_map<uint64_t, Callback> pending_;  // by seq; cancelled ones are erased
-  uint64_t next_seq_ = 0;
+  TimerHeap timers_;
 };
 
 }  // namespace tempo

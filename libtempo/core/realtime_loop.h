@@ -4,12 +4,11 @@
 #pragma once
 
 #include <functional>
-#include <queue>
-#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/scheduler.h"
+#include "core/timer_heap.h"
 
 namespace tempo {
 
@@ -18,8 +17,8 @@ class RealtimeLoop final : public Scheduler {
   explicit RealtimeLoop(const Clock& clock) : clock_(clock) {}
 
   TimeNs now() const override { return clock_.now(); }
-  uint64_t schedule_at(TimeNs at, Callback cb) override;
-  void cancel(uint64_t id) override;
+  uint64_t schedule_at(TimeNs at, Callback cb) override { return timers_.add(at, std::move(cb)); }
+  void cancel(uint64_t id) override { timers_.cancel(id); }
   // Calls `on_readable` from run() whenever `fd` polls readable.
   void watch(int fd, Callback on_readable);
 
@@ -28,20 +27,11 @@ class RealtimeLoop final : public Scheduler {
   // Returns 0, or -errno if ppoll fails.
   int run(const std::function<bool()>& done, TimeNs max_wait = 100 * kNsPerMs);
 
-  bool has_timers() const { return !pending_.empty(); }
+  bool has_timers() const { return !timers_.empty(); }
 
  private:
-  struct Entry {
-    TimeNs at;
-    uint64_t seq;
-    friend bool operator>(const Entry& a, const Entry& b) {
-      return a.at != b.at ? a.at > b.at : a.seq > b.seq;
-    }
-  };
   const Clock& clock_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
-  std::unordered_map<uint64_t, Callback> pending_;
-  uint64_t next_seq_ = 0;
+  TimerHeap timers_;
   std::vector<std::pair<int, Callback>> watched_;
 };
 
