@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tempo/tempo.h"
@@ -147,6 +149,65 @@ TEST_F(CApiUring, TempoPolicyCommitsOnTheTickAndWaitTimesOut) {
   EXPECT_GE(info.committed_ns - info.reported_ns, 100'000'000);  // not before laxity ran out
   EXPECT_EQ(tempo_claim_cancel(ctx_, id), 0);
   EXPECT_EQ(tempo_claim_wait_ready(ctx_, id, 0, &outcome), -ECANCELED);
+}
+
+TEST_F(CApiUring, ConcurrentEnginesThreadsBalanceOut) {
+  open("tempo", "1MiB");
+  const auto objs = put(100, 32);
+  std::vector<std::thread> threads;
+  std::atomic<int> copied_ok{0}, ordinary{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        const size_t first = static_cast<size_t>(t * 5 + i) % 28;
+        tempo_claim_id id = 0;
+        if (tempo_claim_report(ctx_, &objs[first], 4, (i % 3) * 5'000'000, &id) != 0) continue;
+        if (i % 5 == 4) {
+          tempo_claim_cancel(ctx_, id);
+          continue;
+        }
+        int outcome = -1;
+        if (tempo_claim_request_retrieval(ctx_, id, &outcome) != 0 ||
+            tempo_claim_wait_ready(ctx_, id, 10'000'000'000, &outcome) != 0)
+          continue;
+        if (outcome == TEMPO_RETRIEVAL_ORDINARY) {
+          if (tempo_claim_ordinary_read(ctx_, id) == 0) ++ordinary;
+          continue;
+        }
+        if (tempo_claim_transfer_begin(ctx_, id) != 0) continue;
+        tempo_extent ext[16];
+        size_t n = 0;
+        bool same = tempo_claim_extents(ctx_, id, ext, 16, &n) == 0;
+        // Each extent starts where the manifest says: its first byte is the stored pattern
+        // at that offset of that object (an object may be split across extents).
+        size_t obj = first;
+        uint64_t off = 0;
+        for (size_t k = 0; same && k < n; ++k) {
+          same = static_cast<const unsigned char*>(ext[k].addr)[0] ==
+                 object_bytes(objs[obj].key, off + 1)[off];
+          off += ext[k].bytes;
+          if (off == kObjectBytes) {
+            ++obj;
+            off = 0;
+          }
+        }
+        if (same) ++copied_ok;
+        tempo_claim_transfer_end(ctx_, id);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  tempo_stats s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx_, &s), 0);
+  EXPECT_EQ(s.claims_reported, 100u);
+  EXPECT_EQ(s.claims_live, 0u);
+  EXPECT_EQ(s.ledger_bytes, 0u);
+  EXPECT_EQ(s.pinned_bytes, 0u);
+  EXPECT_EQ(s.claims_released + s.claims_cancelled + s.claims_ordinary, 100u);
+  EXPECT_GT(s.claims_released, 40u);
+  EXPECT_EQ(static_cast<uint64_t>(copied_ok), s.claims_released);
+  EXPECT_EQ(static_cast<uint64_t>(ordinary), s.claims_ordinary);
+  EXPECT_EQ(s.claims_cancelled, 20u);
 }
 
 TEST_F(CApiUring, MissingStorePathIsAClearError) {
