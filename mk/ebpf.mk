@@ -47,8 +47,8 @@ $(EBPF_OUT)/probe-cost: tests/ebpf/probe_cost.c libtempo/core/probes.h
 	@mkdir -p $(EBPF_OUT)
 	$(EBPF_CC) $(EBPF_CFLAGS) $< -o $@
 
-# tempo-replay, built in our own CMake tree, for the replay check of test-ebpf.
-EBPF_CMAKE  := $(EBPF_OUT)/cmake
+# tempo-replay and libtempo.so from the main build tree, for the replay check of test-ebpf.
+EBPF_CMAKE  := $(BUILD)
 EBPF_REPLAY := $(EBPF_CMAKE)/tools/tempo-replay/tempo-replay
 
 ebpf-replay: deps
@@ -78,10 +78,10 @@ test-ebpf: ebpf ebpf-uring-replay
 	  --capi-client $(EBPF_CLIENT) --libtempo $(EBPF_LIBTEMPO) \
 	  $$([ -x $(EBPF_URING) ] && echo --uring-replay $(EBPF_URING))
 
-# tempo.ko is built by `make kmod` into our own tree; the guest kernel comes with the kmod deps.
+# tempo.ko is built by `make kmod` into $(KMOD_BUILD); the guest kernel comes with the kmod deps.
 test-ebpf-vm: ebpf
-	@$(MAKE) --no-print-directory kmod KMOD_BUILD=$(EBPF_OUT)/kmod
-	@tests/ebpf/vm_kstage.sh $(EBPF_OUT) $(EBPF_OUT)/kmod/tempo.ko
+	@$(MAKE) --no-print-directory kmod
+	@tests/ebpf/vm_kstage.sh $(EBPF_OUT) $(KMOD_BUILD)/tempo.ko
 
 # EBPF_BENCH_REPLAY: tempo-replay and its arguments, to time attached vs detached as well.
 EBPF_BENCH_REPLAY ?=

@@ -6,10 +6,13 @@
 // for sim, the runtime's event loop for real devices), never concurrently with itself.
 #pragma once
 
+#include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/object.h"
 #include "core/time.h"
@@ -86,6 +89,21 @@ class Device {
   // from SSD at the demand rate (contending with staging). `done(status)` runs once all
   // are read. Non-resident objects are cached unpinned afterwards when space allows.
   virtual int demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) = 0;
+
+  // Real devices complete asynchronously: an event loop waits for completion_fd() to be
+  // readable and calls process_completions(), which delivers the events to the observer
+  // and demand callbacks; it returns how many it delivered. The sim device schedules its
+  // completions on its EventQueue instead (-1, 0).
+  virtual int completion_fd() const { return -1; }
+  virtual int process_completions() { return 0; }
+  // Retrieval: the fast-tier bytes of a pinned resident object as (pointer, length)
+  // extents in object order, valid until the pin is dropped. -ENOTSUP where the fast tier
+  // is not addressable (sim), -ENOENT unknown, -EAGAIN not resident, -EPERM not pinned.
+  virtual int resident_extents(ObjectKey key, std::vector<std::span<const std::byte>>* out) const {
+    (void)key;
+    (void)out;
+    return -ENOTSUP;
+  }
 };
 
 }  // namespace tempo

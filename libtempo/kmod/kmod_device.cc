@@ -279,7 +279,7 @@ void KmodDevice::demand_worker() {
   }
 }
 
-int KmodDevice::poll_completions() {
+int KmodDevice::process_completions() {
   std::lock_guard deliver(deliver_mu_);
   std::vector<StageCompletion> stages;
   std::deque<DemandDone> demands;
@@ -337,7 +337,7 @@ int KmodDevice::wait(TimeNs timeout) {
   const int ms = static_cast<int>(timeout / kNsPerMs);
   const int r = ::poll(&p, 1, ms);
   if (r < 0) return -errno;
-  return poll_completions();
+  return process_completions();
 }
 
 bool KmodDevice::idle() const {

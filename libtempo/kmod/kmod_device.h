@@ -9,9 +9,9 @@
 //                  worker thread
 //
 // Threading: every public method is thread-safe. Observer callbacks and demand_read()'s
-// `done` run only inside poll_completions(), one caller at a time; they may call back into
+// `done` run only inside process_completions(), one caller at a time; they may call back into
 // the device. An event loop waits for completion_fd() to be readable, then calls
-// poll_completions().
+// process_completions().
 //
 // Eviction of unpinned objects happens in the kernel without a notice, so on_evicted() is
 // never called; residency() always asks the kernel.
@@ -88,13 +88,13 @@ class KmodDevice final : public Device {
   int unpin(ObjectKey key) override;
   int demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
 
-  // Readable (an epoll fd over the device fd and an eventfd) when poll_completions() has
+  // Readable (an epoll fd over the device fd and an eventfd) when process_completions() has
   // something to deliver.
-  int completion_fd() const { return epoll_fd_; }
+  int completion_fd() const override { return epoll_fd_; }
   // Reads the kernel's stage completions and finished demand reads and delivers them.
   // Never blocks. The number of events delivered, or a negative errno.
-  int poll_completions();
-  // Waits up to `timeout` for completion_fd(), then poll_completions().
+  int process_completions() override;
+  // Waits up to `timeout` for completion_fd(), then process_completions().
   int wait(TimeNs timeout);
   // True when no stage or demand read is outstanding.
   bool idle() const;
@@ -153,7 +153,7 @@ class KmodDevice final : public Device {
   bool stopping_ = false;
   std::condition_variable demand_cv_;
   std::thread worker_;
-  std::mutex deliver_mu_;  // one poll_completions() at a time
+  std::mutex deliver_mu_;  // one process_completions() at a time
 };
 
 }  // namespace tempo

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/probes.h"
 #include "store/checksum.h"
 
 namespace tempo {
@@ -132,13 +133,14 @@ void UringDevice::post_locked(Event ev) {
 }
 
 void UringDevice::evict_locked(ObjectKey key, Entry& e) {
-  policy_->remove(key);
+  policy_->evict(key);  // not remove(): history-keeping policies remember evicted ids
   const bool was_resident = e.state == Residency::kResident;
   fast_->release(e.bytes, e.extents);
   if (was_resident) {
     stats_.resident_bytes -= e.bytes;
     ++stats_.evictions;
     stats_.evicted_bytes += e.bytes;
+    TEMPO_PROBE_EVICT(key, e.bytes);
   }
   entries_.erase(key);
   // A partly fetched dax-l1 object was never reported resident.

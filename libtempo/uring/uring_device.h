@@ -76,11 +76,11 @@ class UringDevice final : public Device {
   int demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
 
   // Readable (an eventfd) when process_completions() has work.
-  int completion_fd() const { return event_fd_; }
+  int completion_fd() const override { return event_fd_; }
   // Reaps I/O completions, finishes operations, issues queued reads, then delivers the
   // events to the observer and demand callbacks. Never blocks on I/O. Returns the number of
   // events delivered.
-  int process_completions();
+  int process_completions() override;
   // Waits up to `timeout` for completions, then processes them (for callers without a loop).
   int wait(TimeNs timeout);
   // True when no staging or demand read is outstanding and no event waits for delivery.
@@ -89,7 +89,7 @@ class UringDevice final : public Device {
   // Retrieval: the fast-tier bytes of a resident object the caller holds a pin on, as
   // (pointer, length) extents in object order; they stay valid until the caller unpins.
   // -ENOENT unknown, -EAGAIN not resident, -EPERM not pinned.
-  int resident_extents(ObjectKey key, std::vector<std::span<const std::byte>>* out) const;
+  int resident_extents(ObjectKey key, std::vector<std::span<const std::byte>>* out) const override;
   // The dax-l1 emulation (LMCache's Device-DAX L1 over memory-semantic flash): reads
   // [offset, offset + dst.size()) of `key` through the fast tier as a load would, fetching
   // each granule that is not resident from SSD, synchronously, when the read touches it.

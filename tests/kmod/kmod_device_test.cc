@@ -170,7 +170,7 @@ TEST_F(KmodDeviceTest, DemandReadFillsAndReportsResidentAfterPoll) {
   int status = 1;
   const ObjectKey keys[] = {1, 2};
   ASSERT_EQ(dev_->demand_read(keys, [&status](int s) { status = s; }), 0);
-  EXPECT_EQ(status, 1);  // never inline: only from poll_completions()
+  EXPECT_EQ(status, 1);  // never inline: only from process_completions()
   for (int i = 0; i < 100 && status == 1; ++i) ASSERT_GE(dev_->wait(kNsPerSec / 10), 0);
   EXPECT_EQ(status, 0);
   EXPECT_EQ(rec_.resident, std::vector<ObjectKey>{1});  // 2 was resident already
