@@ -1,5 +1,6 @@
 // The C ABI on the uring device: real bytes from an object store on the build directory's
-// disk into a DRAM fast tier, on the wall clock. Linked against the shared library only.
+// disk into a DRAM fast tier, on the wall clock; and tempo_config_load(). Linked against the
+// shared library only.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -219,6 +220,51 @@ TEST_F(CApiUring, MissingStorePathIsAClearError) {
   EXPECT_EQ(tempo_config_set(cfg_, "uring.queue_depth", "0"), -EINVAL);
   EXPECT_STREQ(tempo_config_error(cfg_),
                "invalid value '0' for 'uring.queue_depth': accepted an integer from 1 to 4096");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CApiConfig, LoadReadsTempoConfigThenTheEnvironment) {
+  const std::string path = std::filesystem::absolute("capi_config_test.conf").string();
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("policy = demand\nfast_tier_bytes = 1MiB\nbudget_bytes = 512KiB\n", f);
+    std::fclose(f);
+  }
+  tempo_config* cfg = nullptr;
+  ASSERT_EQ(tempo_config_new(&cfg), 0);
+  setenv("TEMPO_CONFIG", path.c_str(), 1);
+  setenv("TEMPO_BUDGET_BYTES", "256KiB", 1);
+  ASSERT_EQ(tempo_config_load(cfg, nullptr), 0) << tempo_config_error(cfg);
+  setenv("TEMPO_TICK", "soon", 1);
+  EXPECT_EQ(tempo_config_load(cfg, nullptr), -EINVAL);
+  EXPECT_STREQ(tempo_config_error(cfg),
+               "TEMPO_TICK: invalid value 'soon' for 'tick': accepted a duration such as 50ms, "
+               "2s, 100us");
+  unsetenv("TEMPO_TICK");
+  unsetenv("TEMPO_BUDGET_BYTES");
+  unsetenv("TEMPO_CONFIG");
+  EXPECT_EQ(tempo_config_load(cfg, "/nonexistent.conf"), -ENOENT);
+  // The first load stuck: 256 KiB budget (environment over file), the demand policy.
+  tempo_ctx* ctx = nullptr;
+  ASSERT_EQ(tempo_ctx_new(cfg, &ctx), 0) << tempo_config_error(cfg);
+  tempo_stats s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx, &s), 0);
+  EXPECT_EQ(s.budget_bytes, 256u << 10);
+  EXPECT_EQ(s.fast_tier_capacity_bytes, 1u << 20);
+  tempo_object o{1, 100};
+  ASSERT_EQ(tempo_sim_add_objects(ctx, &o, 1), 0);
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(ctx, &o, 1, 0, &id), 0);
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_query(ctx, id, &info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);  // demand: nothing commits before retrieval
+  tempo_ctx_unref(ctx);
+  tempo_config_free(cfg);
+  std::remove(path.c_str());
 }
 
 }  // namespace
