@@ -82,11 +82,10 @@ int Controller::revise(ClaimId id, TimeNs ttu) {
 int Controller::update_order(std::span<const ClaimId> order) {
   for (ClaimId id : order)
     if (id != kNoClaim && !claims_.contains(id)) return -ENOENT;
-  for (ClaimId id : order_) {
-    Claim* c = find(id);
-    if (!c || c->order_pos < 0) continue;
+  for (Claim* c : order_) {
+    if (c->order_pos < 0) continue;
     c->order_pos = -1;
-    if (c->state == ClaimState::kPlanned) rest_.emplace(c->report_seq, id);
+    if (c->state == ClaimState::kPlanned) rest_.emplace(c->report_seq, c->id);
   }
   order_.clear();
   for (size_t i = 0; i < order.size(); ++i) {
@@ -94,7 +93,7 @@ int Controller::update_order(std::span<const ClaimId> order) {
     Claim& c = claims_.at(order[i]);
     if (c.order_pos >= 0) continue;  // listed twice: the first place counts
     c.order_pos = static_cast<int64_t>(i);
-    order_.push_back(order[i]);
+    order_.push_back(&c);
     rest_.erase(c.report_seq);
   }
   evaluate();
@@ -197,10 +196,8 @@ void Controller::evaluate() {
       return !c || c->state != ClaimState::kPlanned;
     });
     // Then the runtime's order; a refused claim does not stop the ones after it.
-    for (ClaimId id : order_) {
-      Claim* c = find(id);
-      if (c && c->state == ClaimState::kPlanned && eligible(*c)) attempt(*c);
-    }
+    for (Claim* c : order_)
+      if (c->state == ClaimState::kPlanned && eligible(*c)) attempt(*c);
     // Then claims the runtime has not ordered, oldest first.
     for (auto it = rest_.begin(); it != rest_.end();) {
       Claim& c = claims_.at(it->second);

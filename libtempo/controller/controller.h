@@ -127,8 +127,10 @@ class Controller final : public ProviderListener {
   std::unordered_map<ClaimId, Claim> claims_;
   ClaimId next_id_ = 1;
   uint64_t next_seq_ = 0;
-  std::vector<ClaimId> pending_;        // retrieval requested while PLANNED, in request order
-  std::vector<ClaimId> order_;          // the runtime's latest order
+  std::vector<ClaimId> pending_;  // retrieval requested while PLANNED, in request order
+  // The runtime's latest order. Claims are never erased from claims_ (whose nodes do not
+  // move), so the pass walks pointers instead of looking each id up.
+  std::vector<Claim*> order_;
   std::map<uint64_t, ClaimId> rest_;    // PLANNED claims outside order_, by report order
   std::vector<ClaimId> ready_notices_;  // committed ready during a pass, told after it
   bool evaluating_ = false;
