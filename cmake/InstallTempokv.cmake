@@ -28,8 +28,10 @@ install(EXPORT tempokvTargets NAMESPACE tempokv:: DESTINATION ${_tempo_cmakedir}
 configure_package_config_file(${_tempo_pkg}/tempokvConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/packaging/tempokvConfig.cmake
                               INSTALL_DESTINATION ${_tempo_cmakedir})
+# A newer minor keeps every older version node of libtempo.map: callers built against 0.1
+# run on 0.2, so any version of the same major satisfies a request.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/packaging/tempokvConfigVersion.cmake
-                                  COMPATIBILITY SameMinorVersion)
+                                  COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/packaging/tempokvConfig.cmake
               ${PROJECT_BINARY_DIR}/packaging/tempokvConfigVersion.cmake
         DESTINATION ${_tempo_cmakedir} COMPONENT tempokv)

@@ -52,7 +52,7 @@ void log(tempo_ctx* ctx, int priority, const std::string& msg) {
 
 extern "C" {
 
-TEMPO_EXPORT const char* tempo_version(void) { return "0.1.0"; }
+TEMPO_EXPORT const char* tempo_version(void) { return TEMPO_LIBRARY_VERSION; }
 
 TEMPO_EXPORT int tempo_version_check(unsigned major, unsigned minor) {
   return major == TEMPO_VERSION_MAJOR && minor <= TEMPO_VERSION_MINOR ? 0 : -ENOTSUP;

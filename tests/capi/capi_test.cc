@@ -38,7 +38,7 @@ Ctx small(const char* policy) {
 }
 
 TEST(CApi, VersionAndHeader) {
-  EXPECT_STREQ(tempo_version(), "0.1.0");
+  EXPECT_STREQ(tempo_version(), "0.2.0");
   EXPECT_EQ(tempo_version_check(TEMPO_VERSION_MAJOR, TEMPO_VERSION_MINOR), 0);
   EXPECT_EQ(tempo_version_check(TEMPO_VERSION_MAJOR + 1, 0), -ENOTSUP);
   EXPECT_EQ(capi_header_is_c(), 3 + 7 + 2);

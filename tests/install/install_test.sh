@@ -2,10 +2,11 @@
 # Installs the build into a temporary prefix (the "tempokv" component: what `make install`
 # puts there for libtempo), checks the tree, then builds and runs the examples against the
 # installed copy only: C with pkg-config, C with find_package(tempokv), and Python.
-# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR VERSION
 set -euo pipefail
 build=$1
 src=$2
+version=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/tempo-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -28,12 +29,12 @@ done
 others=$(awk '$2 == "g" && $3 == "DF" && $NF !~ /^tempo_/ {print $NF}' <<<"$syms")
 [ -z "$others" ] || fail "exported beyond the C ABI: $others"
 for f in include/tempo/tempo.h include/linux/tempo.h bin/tempoctl \
-         src/tempo-0.1.0/dkms.conf src/tempo-0.1.0/Kbuild src/tempo-0.1.0/main.c \
-         src/tempo-0.1.0/include/uapi/linux/tempo.h share/doc/tempokv/c-api.md \
+         src/tempo-$version/dkms.conf src/tempo-$version/Kbuild src/tempo-$version/main.c \
+         src/tempo-$version/include/uapi/linux/tempo.h share/doc/tempokv/c-api.md \
          share/doc/tempokv/examples/tempo_example.c; do
   [ -e "$prefix/$f" ] || fail "$f not installed"
 done
-grep -q '^PACKAGE_NAME="tempo"' "$prefix/src/tempo-0.1.0/dkms.conf" || fail "dkms.conf"
+grep -q '^PACKAGE_NAME="tempo"' "$prefix/src/tempo-$version/dkms.conf" || fail "dkms.conf"
 pc=$(find "$prefix" -name tempokv.pc | head -1)
 [ -n "$pc" ] || fail "tempokv.pc not installed"
 cmakecfg=$(find "$prefix" -name tempokvConfig.cmake | head -1)
@@ -43,7 +44,7 @@ pkg=$(find "$prefix" -type d -name tempokv -path '*dist-packages*' | head -1)
 
 # C with pkg-config, run from the installed library (rpath from pkg-config's libdir).
 export PKG_CONFIG_PATH=$(dirname "$pc")
-[ "$(pkg-config --modversion tempokv)" = 0.1.0 ] || fail "pkg-config version"
+[ "$(pkg-config --modversion tempokv)" = "$version" ] || fail "pkg-config version"
 cc -std=c11 -Wall -Werror "$src/examples/tempo_example.c" $(pkg-config --cflags --libs tempokv) \
    -Wl,-rpath,"$(pkg-config --variable=libdir tempokv)" -o "$work/example_pc"
 deps=$(ldd "$work/example_pc")

@@ -115,7 +115,7 @@ struct tempo_stats {
   double protected_gib_seconds; /* integral of the ledger over time */
 };
 
-/* Version of the library actually loaded ("0.1.0"). */
+/* Version of the library actually loaded ("0.2.0"). */
 TEMPO_EXPORT const char* tempo_version(void);
 /* 0 if the loaded library provides ABI major.minor (same major, minor at least), else
  * -ENOTSUP. Call it with TEMPO_VERSION_MAJOR/MINOR to detect a mismatched library. */
