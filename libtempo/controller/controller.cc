@@ -333,6 +333,29 @@ std::optional<TimeNs> Controller::laxity(ClaimId id) {
   return ttu_now(*c) - provider_.ttr(id, ttr_mode()).value_or(0);
 }
 
+int Controller::readiness(ClaimId id, RetrievalOutcome* outcome) const {
+  const Claim* c = claim(id);
+  if (c == nullptr) return -ENOENT;
+  switch (c->state) {
+    case ClaimState::kStageReady:
+    case ClaimState::kTransferring:
+      *outcome = RetrievalOutcome::kReady;
+      return 0;
+    case ClaimState::kOrdinary:
+      *outcome = RetrievalOutcome::kOrdinary;
+      return 0;
+    case ClaimState::kFailed:
+      return c->error < 0 ? c->error : -EIO;
+    case ClaimState::kCancelled:
+    case ClaimState::kReleased:
+      return -ECANCELED;
+    case ClaimState::kPlanned:
+    case ClaimState::kStaging:
+      break;
+  }
+  return -EAGAIN;
+}
+
 ControllerStats Controller::stats() const { return stats_; }
 
 }  // namespace tempo

@@ -93,6 +93,10 @@ class Controller final : public ProviderListener {
   void evaluate();
 
   const Claim* claim(ClaimId id) const;
+  // Where a claim's retrieval stands: 0 with kReady (stage-ready or transferring) or
+  // kOrdinary; -EAGAIN while PLANNED or STAGING; -ECANCELED released or cancelled; the
+  // claim's error (else -EIO) when FAILED; -ENOENT unknown. What waiters poll.
+  int readiness(ClaimId id, RetrievalOutcome* outcome) const;
   // Laxity TTU(t) - TTR(t) of a PLANNED claim under the policy's TTR (nullopt otherwise).
   std::optional<TimeNs> laxity(ClaimId id);
   ControllerStats stats() const;

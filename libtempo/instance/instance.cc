@@ -148,38 +148,15 @@ size_t ControllerInstance::cancel_live() {
   return live.size();
 }
 
-int ControllerInstance::readiness_locked(ClaimId id, RetrievalOutcome* outcome) const {
-  const Claim* c = controller_->claim(id);
-  if (c == nullptr) return -ENOENT;
-  switch (c->state) {
-    case ClaimState::kStageReady:
-    case ClaimState::kTransferring:
-      *outcome = RetrievalOutcome::kReady;
-      return 0;
-    case ClaimState::kOrdinary:
-      *outcome = RetrievalOutcome::kOrdinary;
-      return 0;
-    case ClaimState::kFailed:
-      return c->error < 0 ? c->error : -EIO;
-    case ClaimState::kCancelled:
-    case ClaimState::kReleased:
-      return -ECANCELED;
-    case ClaimState::kPlanned:
-    case ClaimState::kStaging:
-      break;
-  }
-  return -EAGAIN;
-}
-
 int ControllerInstance::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {
   if (timeout < 0) return -EINVAL;
   std::unique_lock lock(mu_);
   const TimeNs deadline = clock_->now() + timeout;
   while (true) {
-    const int r = readiness_locked(id, outcome);
+    const int r = controller_->readiness(id, outcome);
     if (r != -EAGAIN) return r;
     if (clock_->now() >= deadline || !advance_locked(lock, deadline)) {
-      const int last = readiness_locked(id, outcome);
+      const int last = controller_->readiness(id, outcome);
       return last != -EAGAIN ? last : -ETIMEDOUT;
     }
   }

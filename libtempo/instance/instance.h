@@ -120,9 +120,6 @@ class ControllerInstance : public Instance, private ControllerObserver {
   virtual bool advance_locked(std::unique_lock<std::mutex>& lock, TimeNs deadline) = 0;
   // The claim's manifest keys (kept from report until the claim's bytes are no longer read).
   std::vector<ObjectKey> manifest_locked(ClaimId id) const;
-  // The state-outcome of a claim for waiters: 0 with *outcome, -EAGAIN still pending, or
-  // an error. Expects mu_ held.
-  int readiness_locked(ClaimId id, RetrievalOutcome* outcome) const;
   ClaimSnapshot snapshot_locked(const Claim& c);
   void notify() { changed_.notify_all(); }
 

@@ -220,28 +220,7 @@ int RuntimeLoop::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcom
       std::lock_guard lock(mu_);
       seen = generation_;
     }
-    const int ret = call([&] {
-      const Claim* c = controller_->claim(id);
-      if (c == nullptr) return -ENOENT;
-      switch (c->state) {
-        case ClaimState::kStageReady:
-        case ClaimState::kTransferring:
-          *outcome = RetrievalOutcome::kReady;
-          return 0;
-        case ClaimState::kOrdinary:
-          *outcome = RetrievalOutcome::kOrdinary;
-          return 0;
-        case ClaimState::kFailed:
-          return c->error < 0 ? c->error : -EIO;
-        case ClaimState::kCancelled:
-        case ClaimState::kReleased:
-          return -ECANCELED;
-        case ClaimState::kPlanned:
-        case ClaimState::kStaging:
-          break;
-      }
-      return -EAGAIN;
-    });
+    const int ret = call([&] { return controller_->readiness(id, outcome); });
     if (ret != -EAGAIN) return ret;
     const TimeNs left = deadline - clock_.now();
     if (left <= 0) return -ETIMEDOUT;
