@@ -32,7 +32,7 @@ def main():
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(axis="y", alpha=0.3)
     first = rows[0]
-    what = ", ".join("%s %s" % (k, first[k]) for k in ("model", "workload") if k in first)
+    what = ", ".join("%s %s" % (k, first[k]) for k in ("model", "workload", "device") if k in first)
     if what:
         fig.suptitle("tempo-replay default comparison: " + what, fontsize=10)
     fig.tight_layout()
