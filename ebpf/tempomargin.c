@@ -112,17 +112,10 @@ int main(int argc, char **argv)
 		{.prog = skel->progs.tp_stage_complete, .event = "tempo_stage_complete"},
 		{.prog = skel->progs.tp_fault, .event = "tempo_fault"},
 	};
-	kernel = tool_tp_prepare(&o, tps, sizeof(tps) / sizeof(tps[0])) > 0;
-	err = tool_attach(&o, usdt, sizeof(usdt) / sizeof(usdt[0]), tps,
-			  sizeof(tps) / sizeof(tps[0]), links, MAX_LINKS);
+	err = tool_start(&o, usdt, sizeof(usdt) / sizeof(usdt[0]), tps,
+			 sizeof(tps) / sizeof(tps[0]), links, MAX_LINKS, &kernel);
 	if (err < 0)
 		goto out;
-
-	if (err)
-		fprintf(stderr, "%s: tracing %d tempo USDT probes%s; Ctrl-C to end\n", o.name, err,
-			kernel ? " and tempo.ko's tracepoints" : "");
-	else
-		fprintf(stderr, "%s: tracing tempo.ko's tracepoints; Ctrl-C to end\n", o.name);
 	for (;;) {
 		bool more = tool_wait(&o);
 

@@ -363,6 +363,23 @@ int tool_attach(const struct tool_opts *o, struct tool_usdt *usdt, int n_usdt, s
 	return usdt_attached;
 }
 
+int tool_start(const struct tool_opts *o, struct tool_usdt *usdt, int n_usdt, struct tool_tp *tps,
+	       int n_tp, struct bpf_link **links, int max_links, bool *kernel)
+{
+	int err;
+
+	*kernel = tool_tp_prepare(o, tps, n_tp) > 0;
+	err = tool_attach(o, usdt, n_usdt, tps, n_tp, links, max_links);
+	if (err < 0)
+		return err;
+	if (err)
+		fprintf(stderr, "%s: tracing %d tempo USDT probes%s; Ctrl-C to end\n", o->name, err,
+			*kernel ? " and tempo.ko's tracepoints" : "");
+	else
+		fprintf(stderr, "%s: tracing tempo.ko's tracepoints; Ctrl-C to end\n", o->name);
+	return err;
+}
+
 bool tool_wait(const struct tool_opts *o)
 {
 	const struct timespec tick = {.tv_nsec = 100 * 1000 * 1000};

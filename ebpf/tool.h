@@ -58,6 +58,13 @@ int tool_tp_prepare(const struct tool_opts *o, struct tool_tp *tps, int n);
 int tool_attach(const struct tool_opts *o, struct tool_usdt *usdt, int n_usdt, struct tool_tp *tps,
 		int n_tp, struct bpf_link **links, int max_links);
 
+/*
+ * tool_tp_prepare() + tool_attach(), then the banner on stderr saying what is traced. Sets
+ * *kernel when tempo.ko's tracepoints are present. Returns what tool_attach() returns.
+ */
+int tool_start(const struct tool_opts *o, struct tool_usdt *usdt, int n_usdt, struct tool_tp *tps,
+	       int n_tp, struct bpf_link **links, int max_links, bool *kernel);
+
 /* Sleeps one interval; false once interrupted, or once -p's process has exited. */
 bool tool_wait(const struct tool_opts *o);
 
