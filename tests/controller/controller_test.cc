@@ -20,8 +20,11 @@ SimStackConfig small(const char* policy) {
 
 class ControllerTest : public ::testing::Test {
  protected:
-  void make(const char* policy) {
-    rt = std::make_unique<SimStack>(small(policy));
+  void make(const char* policy, TimeNs retain_ns = 10 * kNsPerSec, uint64_t retain = 1024) {
+    SimStackConfig c = small(policy);
+    c.controller.retain_ns = retain_ns;
+    c.controller.retain_claims = retain;
+    rt = std::make_unique<SimStack>(c);
     for (ObjectKey k = 1; k <= 40; ++k) rt->device.add_object(k, 100);
   }
   static Manifest objs(ObjectKey first, ObjectKey count) {
@@ -240,6 +243,65 @@ TEST_F(ControllerTest, TempoStaticIgnoresTheBacklog) {
   const ClaimId a = report(objs(31, 5), 2 * kNsPerSec);
   EXPECT_EQ(state(a), ClaimState::kPlanned);
   EXPECT_EQ(*ctl().laxity(a), 1500 * kNsPerMs);
+}
+
+TEST_F(ControllerTest, EndedClaimsAreErasedOnceTheirRetentionWindowPasses) {
+  make("demand", kNsPerSec);
+  const ClaimId a = report(objs(1, 2), 0);
+  const ClaimId b = report(objs(3, 2), 0);
+  ASSERT_EQ(ctl().cancel(a), 0);
+  rt->driver.events().run_until(600 * kNsPerMs);
+  ASSERT_EQ(ctl().cancel(b), 0);
+  rt->driver.events().run_until(1100 * kNsPerMs);
+  EXPECT_EQ(ctl().held_claims(), 2u);  // nothing erases until the next report or pass
+  const ClaimId c = report(objs(5, 2), 0);
+  EXPECT_EQ(ctl().claim(a), nullptr);  // ended at 0: past its 1 s
+  ASSERT_NE(ctl().claim(b), nullptr);  // ended at 0.6 s: still held
+  EXPECT_EQ(state(b), ClaimState::kCancelled);
+  EXPECT_EQ(ctl().held_claims(), 2u);      // b and c
+  EXPECT_EQ(ctl().stats().cancelled, 2u);  // counters keep what was erased
+  EXPECT_EQ(ctl().revise(a, 0), -ENOENT);  // an erased claim is unknown
+  const ClaimId order[] = {a, c};          // ... but ordering it is harmless
+  EXPECT_EQ(ctl().update_order(order), 0);
+  const ClaimId never[] = {c + 1};
+  EXPECT_EQ(ctl().update_order(never), -ENOENT);
+}
+
+TEST_F(ControllerTest, AtMostTheRetentionCountOfEndedClaimsIsHeld) {
+  make("demand", 3600 * kNsPerSec, 3);
+  std::vector<ClaimId> ids;
+  for (int i = 0; i < 10; ++i) {
+    ids.push_back(report(objs(1, 4), 0));
+    ASSERT_EQ(ctl().cancel(ids.back()), 0);
+  }
+  // The tenth report erased down to 3 ended claims (before the tenth ended), then it ended.
+  EXPECT_EQ(ctl().held_claims(), 4u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(ctl().claim(ids[i]), nullptr) << i;
+  for (int i = 6; i < 10; ++i) EXPECT_EQ(state(ids[i]), ClaimState::kCancelled) << i;
+  // Under churn the book stays at live + retention, however many claims come and go.
+  std::vector<ClaimId> live;
+  for (int i = 0; i < 10'000; ++i) {
+    live.push_back(report(objs(1 + i % 30, 4), 3600 * kNsPerSec));
+    if (live.size() > 50) {
+      ASSERT_EQ(ctl().cancel(live.front()), 0);
+      live.erase(live.begin());
+    }
+    ASSERT_LE(ctl().held_claims(), live.size() + 3 + 1);
+  }
+  EXPECT_EQ(ctl().stats().live, 50u);
+}
+
+TEST_F(ControllerTest, EndedClaimsStopAgeingTheirTtu) {
+  make("demand");
+  const ClaimId a = report(objs(1, 2), 5 * kNsPerSec);
+  rt->driver.events().run_until(kNsPerSec);
+  ASSERT_EQ(rt->stack.cancel(a), 0);
+  rt->driver.events().run_until(3 * kNsPerSec);
+  ClaimView v;
+  ASSERT_EQ(rt->stack.query(a, &v), 0);
+  EXPECT_EQ(v.ttu, 4 * kNsPerSec);  // as it stood when it ended at 1 s
+  EXPECT_FALSE(v.laxity);
+  EXPECT_FALSE(v.ttr);
 }
 
 }  // namespace
