@@ -74,7 +74,7 @@ TimeNs parse_duration(std::string_view text) {
 
 const std::vector<std::pair<std::string_view, std::string_view>>& Settings::keys() {
   static const std::vector<std::pair<std::string_view, std::string_view>> kKeys = {
-      {"device", "sim | uring | kmod"},
+      {"device", "sim | uring | kmod | daemon (a tempod at daemon.socket)"},
       {"fast_tier_bytes", "fast-tier capacity (bytes, e.g. 100GiB)"},
       {"budget_bytes", "protected-capacity budget, below fast_tier_bytes"},
       {"policy", "demand | immediate | queue-K | tempo-static | tempo"},
@@ -139,8 +139,8 @@ int Settings::set_default(std::string_view key, std::string_view value, std::str
     return 0;
   };
   if (key == "device") {
-    if (value != "sim" && value != "uring" && value != "kmod")
-      return fail(error, key, value, "sim, uring, kmod");
+    if (value != "sim" && value != "uring" && value != "kmod" && value != "daemon")
+      return fail(error, key, value, "sim, uring, kmod, daemon");
     device = value;
     return 0;
   }

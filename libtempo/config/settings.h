@@ -30,6 +30,7 @@ struct UringSettings {
   uint32_t queue_depth = 16;          // uring.queue_depth: reads in flight
   uint32_t request_bytes = 4u << 20;  // uring.request_bytes: largest read (4 KiB multiple)
   bool verify_checksums = true;       // uring.verify_checksums: check staged objects
+  bool share_fast_tier = false;       // not a key: tempod backs the arena with a memfd
 };
 
 struct Settings {

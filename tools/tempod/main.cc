@@ -1,0 +1,160 @@
+// tempod: one TempoKV stack per device, shared by many engine processes (Documentation/tempod.md).
+//
+//   tempod --config /etc/tempo/tempod.conf [--socket PATH]
+//
+// Serves the stack the configuration describes (device = uring) on daemon.socket until
+// SIGTERM or SIGINT; tells systemd it is ready (READY=1 on $NOTIFY_SOCKET) once it serves.
+// Exit codes: 0 stopped by a signal, 2 bad usage or configuration, 1 could not start.
+#include <getopt.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "config/config_file.h"
+#include "control/control_server.h"
+#include "server.h"
+#include "stack/context.h"
+
+namespace {
+
+// TEMPO_LOG=debug|info|warn|err (default info), as libndctl's NDCTL_LOG.
+int log_level() {
+  const char* v = std::getenv("TEMPO_LOG");
+  if (!v) return 6;
+  const std::string s = v;
+  return s == "debug" ? 7 : s == "warn" ? 4 : s == "err" ? 3 : 6;
+}
+
+void log(int priority, const std::string& msg) {
+  if (priority <= log_level()) std::fprintf(stderr, "<%d>tempod: %s\n", priority, msg.c_str());
+}
+
+// sd_notify(READY=1) without libsystemd: one datagram to $NOTIFY_SOCKET.
+void notify_ready() {
+  const char* path = std::getenv("NOTIFY_SOCKET");
+  if (!path || !*path) return;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const size_t n = std::strlen(path);
+  if (n >= sizeof(addr.sun_path)) return;
+  std::memcpy(addr.sun_path, path, n);
+  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract namespace
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const std::string msg = "READY=1\nMAINPID=" + std::to_string(getpid());
+  sendto(fd, msg.data(), msg.size(), 0, reinterpret_cast<sockaddr*>(&addr),
+         static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + n));
+  close(fd);
+}
+
+int usage(const char* why) {
+  if (why) std::fprintf(stderr, "tempod: %s\n", why);
+  std::fprintf(stderr, "usage: tempod --config FILE [--socket PATH]\n");
+  return 2;
+}
+
+// The daemon.* keys of the configuration. 0, or -EINVAL with `error`.
+int server_options(const tempo::Settings& s, tempo::ServerOptions* o, std::string* error) {
+  auto get = [&](const char* key) -> const std::string* {
+    const auto it = s.extra.find(key);
+    return it != s.extra.end() ? &it->second : nullptr;
+  };
+  if (const auto* v = get("daemon.socket")) o->socket = *v;
+  if (const auto* v = get("daemon.socket_mode")) {
+    char* end = nullptr;
+    const long mode = std::strtol(v->c_str(), &end, 8);
+    if (v->empty() || *end != '\0' || mode < 0 || mode > 0777) {
+      *error = "daemon.socket_mode '" + *v + "': an octal mode such as 0660";
+      return -EINVAL;
+    }
+    o->mode = static_cast<mode_t>(mode);
+  }
+  if (const auto* v = get("daemon.socket_group")) {
+    const group* g = getgrnam(v->c_str());
+    if (!g) {
+      *error = "daemon.socket_group '" + *v + "': no such group";
+      return -EINVAL;
+    }
+    o->group = g->gr_gid;
+  }
+  if (const auto* v = get("daemon.max_queued")) {
+    const long n = std::atol(v->c_str());
+    if (n < 1 || n > 65536) {
+      *error = "daemon.max_queued '" + *v + "': an integer from 1 to 65536";
+      return -EINVAL;
+    }
+    o->max_queued = static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const option kOptions[] = {{"config", required_argument, nullptr, 'c'},
+                                    {"socket", required_argument, nullptr, 's'},
+                                    {"help", no_argument, nullptr, 'h'},
+                                    {nullptr, 0, nullptr, 0}};
+  std::string config;
+  std::string socket;
+  for (int c; (c = getopt_long(argc, argv, "c:s:h", kOptions, nullptr)) != -1;) {
+    if (c == 'c')
+      config = optarg;
+    else if (c == 's')
+      socket = optarg;
+    else
+      return usage(c == 'h' ? nullptr : "unknown option");
+  }
+  if (optind != argc) return usage("unexpected argument");
+  if (config.empty()) return usage("--config is required");
+
+  tempo::Settings settings;
+  std::string error;
+  if (tempo::load_config_file(settings, config, &error) != 0 ||
+      tempo::apply_environment(settings, ::getenv, &error) != 0)
+    return usage(error.c_str());
+  if (!socket.empty()) settings.extra["daemon.socket"] = socket;
+  tempo::ServerOptions options;
+  if (server_options(settings, &options, &error) != 0) return usage(error.c_str());
+  if (settings.device != "uring") return usage("tempod serves device = uring");
+  settings.uring.share_fast_tier = true;
+
+  // Signals are taken synchronously below; threads started from here on inherit the mask.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<tempo::Context> ctx;
+  if (const int r = tempo::Context::create(settings, &ctx, &error); r != 0) {
+    log(3, error);
+    return 1;
+  }
+  std::unique_ptr<tempo::Server> server;
+  if (const int r = tempo::Server::start(*ctx, options, &server, &error); r != 0) {
+    log(3, error);
+    return 1;
+  }
+  std::unique_ptr<tempo::ControlServer> control;
+  if (!settings.control_socket.empty() &&
+      tempo::ControlServer::start(*ctx, settings.control_socket, &control, &error) != 0) {
+    log(3, error);
+    return 1;
+  }
+  log(6, "serving " + settings.uring.store_path + " on " + options.socket);
+  notify_ready();
+  int sig = 0;
+  sigwait(&stop, &sig);
+  log(6, std::string("stopping on ") + strsignal(sig));
+  control.reset();
+  server.reset();
+  return 0;
+}
