@@ -35,7 +35,7 @@ endfunction()
 function(tempo_add_test name)
   cmake_parse_arguments(T "" "" "LABELS;LIBS" ${ARGN})
   add_executable(${name} ${T_UNPARSED_ARGUMENTS})
-  target_link_libraries(${name} PRIVATE tempo_core GTest::gtest GTest::gmock GTest::gtest_main ${T_LIBS})
+  target_link_libraries(${name} PRIVATE tempo_study GTest::gtest GTest::gmock GTest::gtest_main ${T_LIBS})
   tempo_register_test(${name} LABELS ${T_LABELS})
 endfunction()
 
@@ -43,7 +43,7 @@ endfunction()
 function(tempo_add_bench name)
   cmake_parse_arguments(B "" "" "LIBS" ${ARGN})
   add_executable(${name} ${B_UNPARSED_ARGUMENTS})
-  target_link_libraries(${name} PRIVATE tempo_core benchmark::benchmark ${B_LIBS})
+  target_link_libraries(${name} PRIVATE tempo_study benchmark::benchmark ${B_LIBS})
 endfunction()
 
 # tempo_python_test_env(OUT vars...): OUT = vars plus, under ASan, what an uninstrumented
