@@ -111,7 +111,8 @@ int DaemonClient::connect_locked(std::string* error) {
     *error = "tempod at '" + socket_ + "': hello: " + std::strerror(-r);
     return r;
   }
-  std::memcpy(device_, reply.device, sizeof(reply.device));
+  if (device_[0] == '\0')
+    std::memcpy(device_, reply.device, sizeof(reply.device));  // read unlocked
   std::lock_guard send(send_mu_);
   sock_ = s;
   ++connection_;

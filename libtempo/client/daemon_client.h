@@ -32,7 +32,8 @@ class DaemonClient {
   DaemonClient(const DaemonClient&) = delete;
   DaemonClient& operator=(const DaemonClient&) = delete;
 
-  // The daemon's device ("uring"); stable storage for tempo_ctx_device().
+  // The daemon's device ("uring") as the first connection found it; stable storage for
+  // tempo_ctx_device().
   const char* device() const { return device_; }
 
   // The C ABI's operations (include/tempo/tempo.h), same arguments and return codes, plus

@@ -413,6 +413,33 @@ TEST_F(TempodTest, AClientThatNeverReadsDoesNotStallOthers) {
   tempo_ctx_unref(c);
 }
 
+// tempoctl metrics: the daemon's counters as Prometheus text, exact values.
+TEST_F(TempodTest, TempoctlMetricsPrintsPrometheusText) {
+  start_daemon();
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  const tempo_object objs[] = {{51, kObjectBytes}};
+  tempo_claim_id id = 0;
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
+  ASSERT_EQ(tempo_claim_cancel(c, id), 0);
+  const std::string cmd = std::string(TEMPOCTL_PATH) + " metrics --daemon " + socket_;
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0);
+  for (const char* want :
+       {"# TYPE tempo_claims_reported_total counter\n", "\ntempo_claims_reported_total 3\n",
+        "\ntempo_claims_cancelled_total 1\n", "\ntempo_claims_live 2\n",
+        "\ntempo_budget_bytes 8388608\n", "# TYPE tempo_protected_bytes gauge\n"})
+    EXPECT_NE(out.find(want), std::string::npos) << want << " not in:\n" << out;
+  tempo_ctx_unref(c);
+  const std::string bad =
+      std::string(TEMPOCTL_PATH) + " metrics --daemon " + dir_ + "/none 2>/dev/null";
+  EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 1);
+}
+
 // systemd's Type=notify: READY=1 arrives on $NOTIFY_SOCKET once the socket serves.
 TEST_F(TempodTest, TellsSystemdItIsReadyOnceItServes) {
   const std::string notify = dir_ + "/notify";

@@ -51,6 +51,12 @@ const Command kCommands[] = {
        "default 4MiB"},
       {"queue-depth", 0, "n", "reads in flight, default 16"}},
      cmd_calibrate},
+    {"metrics",
+     "metrics [--daemon=<path>] [--json]",
+     "Prints a tempod's counters as a Prometheus text exposition (for a node-exporter\n"
+     "textfile collector or a scrape wrapper); --json as one object.",
+     {{"daemon", 'D', "path", "tempod's socket (default /run/tempo/tempod.sock)"}},
+     cmd_metrics},
 };
 
 void usage(FILE* out) {
