@@ -48,7 +48,7 @@ class AgainstTempod(unittest.TestCase):
             with self.assertRaises(TempoError) as e:
                 ctx.store_put(7, data)
             self.assertEqual(e.exception.errno, errno.EEXIST)
-            cid = ctx.report([(7, len(data))], 0)
+            cid = ctx.report([(7, len(data))], 10_000_000_000)
             self.assertEqual(ctx.query(cid).state, ClaimState.PLANNED)
             ctx.request_retrieval(cid)
             self.assertEqual(ctx.wait_ready(cid, 5_000_000_000), Retrieval.READY)
