@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   std::unique_ptr<tempo::Context> ctx;
-  if (const int r = tempo::Context::create(settings, &ctx, &error); r != 0) {
+  if (const int r = tempo::Context::create(settings, &ctx, &error, tempo::DriverKind::kThreaded);
+      r != 0) {
     log(3, error);
     return 1;
   }
