@@ -482,7 +482,15 @@ TEST_F(TempodTest, MalformedRequestsAreRefusedWithTheirErrno) {
   EXPECT_EQ(roundtrip(&unknown, sizeof(unknown)), -ENOTTY);
   stats.len = 100;
   EXPECT_EQ(roundtrip(&stats, sizeof(stats)), -EINVAL);
+  // A packet shorter than a header has no seq to answer: the daemon closes the connection.
+  EXPECT_EQ(send(s, "abcd", 4, 0), 4);
+  char buf[64];
+  EXPECT_EQ(recv(s, buf, sizeof(buf), 0), 0);
   close(s);
+  tempo_ctx* c = must_client();  // and serves the others
+  tempo_stats st{};
+  EXPECT_EQ(tempo_ctx_stats(c, &st), 0);
+  tempo_ctx_unref(c);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@ namespace tempo {
 namespace {
 
 constexpr int kBurst = 32;  // requests read from one client per wakeup (fairness)
+// epoll tags besides connection ids (which count up from 1).
+constexpr uint64_t kListenTag = ~uint64_t{0};
+constexpr uint64_t kTimerTag = ~uint64_t{0} - 1;
 
 template <typename T>
 std::vector<std::byte> make_reply(uint16_t op, uint64_t seq, int status, size_t extra = 0) {
@@ -93,10 +96,11 @@ int Server::start(Context& ctx, const ServerOptions& options, std::unique_ptr<Se
   }
   s->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   s->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  for (int fd : {s->listen_fd_, s->timer_fd_}) {
+  for (auto [fd, tag] :
+       {std::pair{s->listen_fd_, kListenTag}, std::pair{s->timer_fd_, kTimerTag}}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.fd = fd;
+    ev.data.u64 = tag;
     if (s->epoll_fd_ < 0 || fd < 0 || epoll_ctl(s->epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
       *error = std::string("tempod event descriptors: ") + std::strerror(errno);
       return -errno;
@@ -151,25 +155,26 @@ void Server::on_events() {
   epoll_event evs[64];
   const int n = epoll_wait(epoll_fd_, evs, 64, 0);
   for (int i = 0; i < n; ++i) {
-    const int fd = evs[i].data.fd;
-    if (fd == listen_fd_) {
+    const uint64_t tag = evs[i].data.u64;
+    if (tag == kListenTag) {
       accept_all();
       continue;
     }
-    if (fd == timer_fd_) {
+    if (tag == kTimerTag) {
       uint64_t v;
       [[maybe_unused]] ssize_t r = read(timer_fd_, &v, sizeof(v));
       continue;
     }
-    auto it = conns_.find(fd);
-    if (it == conns_.end()) continue;
-    Conn& c = *it->second;
+    // By id, never by fd: a connection closed earlier in this round may have left its
+    // events behind, and its fd number may already belong to a new one.
+    Conn* c = find(static_cast<uint32_t>(tag));
+    if (c == nullptr) continue;
     if ((evs[i].events & (EPOLLHUP | EPOLLERR)) != 0) {
-      close_conn(c);
+      close_conn(*c);
       continue;
     }
-    if ((evs[i].events & EPOLLOUT) != 0) on_writable(c);
-    if ((evs[i].events & EPOLLIN) != 0 && conns_.count(fd)) on_readable(c);
+    if ((evs[i].events & EPOLLOUT) != 0 && !on_writable(*c)) continue;
+    if ((evs[i].events & EPOLLIN) != 0) on_readable(*c);
   }
   check_waiters(*stack_);
   arm_deadline();
@@ -192,12 +197,12 @@ void Server::accept_all() {
     }
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.fd = fd;
+    ev.data.u64 = c->id;
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
       close(fd);
       continue;
     }
-    conns_[fd] = std::move(c);
+    conns_[c->id] = std::move(c);
     std::lock_guard lock(mu_);
     ++open_conns_;
   }
@@ -214,29 +219,34 @@ void Server::on_readable(Conn& c) {
       return;
     }
     handle(c, buf.data(), static_cast<size_t>(n), fd);
+    if (c.broken) {
+      close_conn(c);
+      return;
+    }
   }
   update_interest(c);
 }
 
-void Server::on_writable(Conn& c) {
+bool Server::on_writable(Conn& c) {
   while (!c.out.empty()) {
     const auto& m = c.out.front();
     const ssize_t n = send_message(c.fd, m.data(), m.size(), -1, MSG_DONTWAIT);
     if (n == -EAGAIN) break;
     if (n < 0) {
       close_conn(c);
-      return;
+      return false;
     }
     c.out.pop_front();
   }
   update_interest(c);
+  return true;
 }
 
 void Server::update_interest(Conn& c) {
   epoll_event ev{};
   ev.events = (c.reading && c.out.size() < options_.max_queued ? EPOLLIN : 0u) |
               (c.out.empty() ? 0u : EPOLLOUT);
-  ev.data.fd = c.fd;
+  ev.data.u64 = c.id;
   epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
 }
 
@@ -260,16 +270,15 @@ void Server::reply_value(Conn& c, uint16_t op, uint64_t seq, int status, int64_t
 }
 
 Server::Conn* Server::find(uint32_t id) {
-  for (auto& [fd, c] : conns_)
-    if (c->id == id) return c.get();
-  return nullptr;
+  const auto it = conns_.find(id);
+  return it != conns_.end() ? it->second.get() : nullptr;
 }
 
 void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
   tempod_hdr h{};
   if (len < sizeof(h)) {
     if (fd >= 0) close(fd);
-    close_conn(c);
+    c.broken = true;
     return;
   }
   std::memcpy(&h, msg, sizeof(h));
@@ -307,7 +316,7 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
     std::memcpy(r->device, dev.data(), std::min(dev.size(), sizeof(r->device) - 1));
     // The first reply: the socket's buffer is empty, so it goes out now, fd included.
     if (send_message(c.fd, m.data(), m.size(), pass ? region_fd_ : -1, MSG_DONTWAIT) < 0)
-      close_conn(c);
+      c.broken = true;
     return;
   }
   if (!c.hello) return fail(-EPROTO);
@@ -481,7 +490,7 @@ void Server::close_conn(Conn& c) {
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   close(c.fd);
   const bool had_order = !c.order.empty();
-  conns_.erase(c.fd);  // c is gone from here on
+  conns_.erase(c.id);  // c is gone from here on
   if (had_order) merge_orders(s);
   std::lock_guard lock(mu_);
   --open_conns_;
@@ -491,9 +500,8 @@ int Server::merge_orders(Stack& s) {
   // Round robin over the connections' queues, oldest connection first: each engine's
   // order is kept, and no engine's queue starves another's.
   std::vector<const Conn*> by_id;
-  for (auto& [fd, c] : conns_)
+  for (auto& [id, c] : conns_)  // in id order
     if (!c->order.empty()) by_id.push_back(c.get());
-  std::sort(by_id.begin(), by_id.end(), [](const Conn* x, const Conn* y) { return x->id < y->id; });
   std::vector<ClaimId> merged;
   ClaimView v;
   for (size_t i = 0;; ++i) {

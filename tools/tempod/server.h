@@ -59,6 +59,7 @@ class Server final : private StackObserver {
     bool admitted = false;  // SO_PEERCRED check passed
     bool hello = false;
     bool reading = true;
+    bool broken = false;  // a malformed packet or a failed HELLO reply: close it
     std::string engine;
     std::unordered_set<ClaimId> claims;
     std::vector<ClaimId> order;  // its waiting queue, merged into the stack's
@@ -82,8 +83,9 @@ class Server final : private StackObserver {
   void on_events();
   void accept_all();
   void on_readable(Conn& c);
-  void on_writable(Conn& c);
-  // Handles one request; the reply is queued (or, for waits and reads, later).
+  bool on_writable(Conn& c);  // false when it closed the connection
+  // Handles one request; the reply is queued (or, for waits and reads, later). Sets
+  // c.broken when the connection must close (the caller closes it).
   void handle(Conn& c, const std::byte* msg, size_t len, int fd);
   void reply(Conn& c, std::vector<std::byte> msg);
   void reply_status(Conn& c, uint16_t op, uint64_t seq, int status);
@@ -105,7 +107,7 @@ class Server final : private StackObserver {
   int epoll_fd_ = -1;
   int timer_fd_ = -1;
   // Loop thread only:
-  std::map<int, std::unique_ptr<Conn>> conns_;  // by fd
+  std::map<uint32_t, std::unique_ptr<Conn>> conns_;  // by id
   uint32_t next_conn_ = 1;
   std::list<Waiter> waiters_;
   Stack* stack_ = nullptr;                                      // set on the loop thread at start
