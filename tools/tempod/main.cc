@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   if (!socket.empty()) settings.extra["daemon.socket"] = socket;
   tempo::ServerOptions options;
   if (server_options(settings, &options, &error) != 0) return usage(error.c_str());
+  options.log = log;
   if (settings.device != "uring") return usage("tempod serves device = uring");
   settings.uring.share_fast_tier = true;
 

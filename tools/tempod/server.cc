@@ -298,11 +298,15 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
     std::memcpy(&hello, msg, sizeof(hello));
     if (hello.reserved != 0 || hello.engine[sizeof(hello.engine) - 1] != '\0') return fail(-EINVAL);
     if (!c.admitted) {
+      options_.log(4, "refused pid " + std::to_string(c.pid) + " (uid " + std::to_string(c.uid) +
+                          "): not root, our uid or the socket's group");
       c.reading = false;  // nothing more from it: it closes on the error
       return fail(-EACCES);
     }
     c.hello = true;
     c.engine = hello.engine;
+    options_.log(6, "client " + std::to_string(c.id) + " '" + c.engine + "' (pid " +
+                        std::to_string(c.pid) + ") connected");
     auto m = make_reply<tempod_hello_reply>(op, seq, 0);
     auto* r = body<tempod_hello_reply>(m);
     r->features = hello.features & TEMPOD_F_ALL;
@@ -342,6 +346,13 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       ClaimId id = 0;
       const int st = s.report(m, r.ttu_ns, &id);
       if (st == 0) c.claims.insert(id);
+      if (c.claims.size() > 2 * c.claims_after_prune + 1024) {
+        // Forget the ids the stack erased (ended, past its retention): the set stays
+        // bounded by the connection's live claims plus the stack's retained ended ones.
+        ClaimView v;
+        std::erase_if(c.claims, [&](ClaimId held) { return s.query(held, &v) == -ENOENT; });
+        c.claims_after_prune = c.claims.size();
+      }
       return reply_value(c, op, seq, st, static_cast<int64_t>(id));
     }
     case TEMPOD_OP_REVISE:
@@ -478,14 +489,21 @@ void Server::put_worker() {
 
 void Server::close_conn(Conn& c) {
   Stack& s = *stack_;
+  size_t ended_transfers = 0;
+  size_t cancelled = 0;
   for (ClaimId id : c.claims) {
     ClaimView v;
     if (s.query(id, &v) != 0 || ended(v.state)) continue;
     if (v.state == ClaimState::kTransferring)
-      s.end_transfer(id);
+      ended_transfers += s.end_transfer(id) == 0;
     else
-      s.cancel(id);
+      cancelled += s.cancel(id) == 0;
   }
+  if (c.hello)
+    options_.log(6, "client " + std::to_string(c.id) + " '" + c.engine + "' (pid " +
+                        std::to_string(c.pid) + ") gone: " + std::to_string(cancelled) +
+                        " claims cancelled, " + std::to_string(ended_transfers) +
+                        " transfers ended");
   std::erase_if(waiters_, [&](const Waiter& w) { return w.conn == c.id; });
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   close(c.fd);

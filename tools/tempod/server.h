@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -35,6 +36,8 @@ struct ServerOptions {
   mode_t mode = 0660;       // the socket's permissions
   gid_t group = gid_t(-1);  // the socket's group (and a peer with it is admitted); -1 keeps ours
   size_t max_queued = 256;  // replies waiting for a client before its requests are not read
+  // Where connection events go (syslog priority, message); on the loop thread.
+  std::function<void(int, const std::string&)> log = [](int, const std::string&) {};
 };
 
 class Server final : private StackObserver {
@@ -61,7 +64,8 @@ class Server final : private StackObserver {
     bool reading = true;
     bool broken = false;  // a malformed packet or a failed HELLO reply: close it
     std::string engine;
-    std::unordered_set<ClaimId> claims;
+    std::unordered_set<ClaimId> claims;  // reported here; erased ones pruned now and then
+    size_t claims_after_prune = 0;
     std::vector<ClaimId> order;  // its waiting queue, merged into the stack's
     std::deque<std::vector<std::byte>> out;
   };
