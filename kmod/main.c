@@ -7,6 +7,7 @@
  */
 #include <linux/fs.h>
 #include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/poll.h>
@@ -56,7 +57,7 @@ MODULE_PARM_DESC(dax_dma, "fill the DAX range by DMA (default); N: read into pag
 
 #define TEMPO_FS_MAGIC 0x74656d70
 /* An extent is one page allocation (a slot, or a DAX fill's bounce buffer). */
-#define TEMPO_MAX_EXTENT_KB ((PAGE_SIZE << (MAX_ORDER - 1)) / 1024)
+#define TEMPO_MAX_EXTENT_KB ((PAGE_SIZE << TEMPO_MAX_PAGE_ORDER) / 1024)
 
 static struct tempo_dev *tempo_dev;
 static struct vfsmount *tempo_mnt;
@@ -317,7 +318,6 @@ static const struct file_operations tempo_fops = {
 	.mmap = tempo_mmap,
 	.unlocked_ioctl = tempo_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 /* The uapi layout is fixed: no implicit padding, the same on 32- and 64-bit userspace. */
@@ -350,6 +350,17 @@ static int tempo_check_params(void)
 		pr_err("tempo: fast_mb must not be 0\n");
 		return -EINVAL;
 	}
+	/* the kernel-page tier is unmovable memory: at most half of RAM */
+	if (!dax_size && (u64)fast_mb << 20 > ((u64)totalram_pages() << PAGE_SHIFT) / 2) {
+		pr_err("tempo: fast_mb=%u is more than half of memory (%llu MiB)\n", fast_mb,
+		       ((u64)totalram_pages() << PAGE_SHIFT) >> 20);
+		return -EINVAL;
+	}
+	if (((dax_size ?: (u64)fast_mb << 20) / ((u64)extent_kb << 10)) > TEMPO_MAX_SLOTS) {
+		pr_err("tempo: the fast tier holds more than %u extents of %u KiB\n",
+		       TEMPO_MAX_SLOTS, extent_kb);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -375,12 +386,12 @@ static int __init tempo_init(void)
 	dev->extent_bytes = (u64)extent_kb * 1024;
 	dev->extent_shift = ilog2(dev->extent_bytes);
 
-	dev->bdev = blkdev_get_by_path(backing, FMODE_READ, NULL);
-	if (IS_ERR(dev->bdev)) {
-		ret = PTR_ERR(dev->bdev);
-		pr_err("tempo: cannot open %s: %d\n", backing, ret);
+	ret = tempo_bdev_open(&dev->backing, backing, dev);
+	if (ret) {
+		pr_err("tempo: cannot open %s exclusively: %d\n", backing, ret);
 		goto out_free_dev;
 	}
+	dev->bdev = dev->backing.bdev;
 	dev->size = round_down(bdev_nr_bytes(dev->bdev), dev->extent_bytes);
 	ret = -EINVAL;
 	if (!dev->size) {
@@ -439,7 +450,7 @@ out_destroy_wq:
 out_tier_exit:
 	tempo_tier_exit(dev);
 out_put_bdev:
-	blkdev_put(dev->bdev, FMODE_READ);
+	tempo_bdev_close(&dev->backing, dev);
 out_free_dev:
 	kfree(dev);
 out:
@@ -451,13 +462,12 @@ static void __exit tempo_exit(void)
 	struct tempo_dev *dev = tempo_dev;
 
 	misc_deregister(&dev->misc);
-	/* fills of closed fds may still be in flight */
-	wait_event(dev->fill_wait, !READ_ONCE(dev->nr_filling));
+	/* no fill is in flight (each holds the module); the last one's work may still return */
 	destroy_workqueue(dev->wq);
 	iput(dev->inode);
 	kern_unmount(tempo_mnt);
 	tempo_tier_exit(dev);
-	blkdev_put(dev->bdev, FMODE_READ);
+	tempo_bdev_close(&dev->backing, dev);
 	kfree(dev);
 }
 

@@ -23,6 +23,8 @@
 #include <linux/xarray.h>
 #include <uapi/linux/tempo.h>
 
+#include "compat.h"
+
 enum tempo_slot_state {
 	TEMPO_SLOT_FREE,
 	TEMPO_SLOT_FILLING, /* a bio is reading the extent in */
@@ -49,7 +51,8 @@ struct tempo_slot {
 
 struct tempo_dev {
 	struct miscdevice misc;
-	struct block_device *bdev;
+	struct tempo_bdev backing; /* held exclusively while loaded */
+	struct block_device *bdev; /* backing.bdev */
 	struct inode *inode; /* its mapping holds every mmap of the device */
 	struct workqueue_struct *wq;
 
@@ -141,6 +144,9 @@ struct tempo_batch {
 	u32 nr_ext;
 	struct tempo_batch_ext ext[];
 };
+
+/* Most slots of a fast tier (slot indices and counts are u32). */
+#define TEMPO_MAX_SLOTS (U32_MAX / 2)
 
 /* Bounds on per-fd queued batches (in flight + unread completions). */
 #define TEMPO_MAX_BATCHES_PER_FD 1024

@@ -7,6 +7,7 @@
 #include <linux/bio.h>
 #include <linux/io.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 
 #include "tempo.h"
@@ -185,6 +186,8 @@ void tempo_fill_submit(struct tempo_dev *dev, struct tempo_slot *slot)
 	struct page *target = pfn_to_page(slot->pfn);
 	struct bio *bio;
 
+	/* an in-flight fill holds the module: rmmod fails (-EBUSY) instead of waiting */
+	__module_get(THIS_MODULE);
 	if (dev->dax_bounce) {
 		slot->bounce =
 			alloc_pages(GFP_KERNEL | __GFP_NOWARN, dev->extent_shift - PAGE_SHIFT);
@@ -318,4 +321,6 @@ static void tempo_fill_work(struct work_struct *work)
 	dev->fill_gen++;
 	mutex_unlock(&dev->lock);
 	wake_up_all(&dev->fill_wait);
+	/* tempo_exit() destroys dev->wq, which waits for this work to return */
+	module_put(THIS_MODULE);
 }
