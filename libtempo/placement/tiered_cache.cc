@@ -60,6 +60,7 @@ void TieredCache::touch_history(Block& s) {
     h.gap_ewma_ns = h.gap_ewma_ns < 0 ? gap : a * gap + (1 - a) * h.gap_ewma_ns;
   }
   h.accesses += 1;
+  h.lifetime += 1;
   h.last_access = tick_;
 }
 
@@ -91,8 +92,8 @@ void TieredCache::unplace(BlockId b) {
   s.tier = Tier::kNone;
 }
 
-void TieredCache::make_room(Tier t, TimeNs now, LinkBytes& lb) {
-  const BlockId v = *policy(t).pick_victim();
+void TieredCache::make_room(Tier t, BlockId incoming, TimeNs now, LinkBytes& lb) {
+  const BlockId v = *policy(t).pick_victim_for(incoming);
   policy(t).evict(v);
   --count_[idx(t)];
   Block& s = blocks_[v];
@@ -102,7 +103,10 @@ void TieredCache::make_room(Tier t, TimeNs now, LinkBytes& lb) {
   }
   const Tier lower = lower_tier(t);
   if (lower == Tier::kNone) {
+    // Dropped: its KV is gone and its history restarts, except the lifetime count.
+    const uint64_t lifetime = s.history.lifetime;
     s = Block{};
+    s.history.lifetime = lifetime;
     ++counters_.drops;
     return;
   }
@@ -122,7 +126,7 @@ void TieredCache::make_room(Tier t, TimeNs now, LinkBytes& lb) {
 }
 
 void TieredCache::place(BlockId b, Tier t, TimeNs now, LinkBytes& lb) {
-  if (full(t)) make_room(t, now, lb);
+  if (full(t)) make_room(t, b, now, lb);
   Block& s = blocks_[b];
   policy(t).add_with_history(b, config_.block_bytes, tick_, s.history);
   ++count_[idx(t)];

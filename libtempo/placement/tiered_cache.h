@@ -118,8 +118,9 @@ class TieredCache {
   Block& block(BlockId b);
   void touch_history(Block& s);
   Tier lower_tier(Tier t) const;
-  // Frees one slot in `t` by demoting its victim; `lb` is charged for the moves.
-  void make_room(Tier t, TimeNs now, LinkBytes& lb);
+  // Frees one slot in `t` for `incoming` by demoting its victim; `lb` is charged for the
+  // moves.
+  void make_room(Tier t, BlockId incoming, TimeNs now, LinkBytes& lb);
   void place(BlockId b, Tier t, TimeNs now, LinkBytes& lb);
   void unplace(BlockId b);
   Tier top_tier() const;
