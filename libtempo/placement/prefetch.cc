@@ -1,8 +1,16 @@
 #include "placement/prefetch.h"
 
+#include <algorithm>
+#include <iterator>
 #include <unordered_map>
 
 namespace tempo::placement {
+
+bool KnownList::contains(uint64_t pos) const {
+  auto it = std::upper_bound(spans_.begin(), spans_.end(), pos,
+                             [](uint64_t p, const KnownSpan& s) { return p < s.begin; });
+  return it != spans_.begin() && pos < std::prev(it)->end;
+}
 
 namespace {
 
@@ -14,6 +22,7 @@ bool movable(const TieredCache& c, BlockId b) {
 class NoPrefetch final : public Prefetcher {
  public:
   std::string_view name() const override { return "none"; }
+  bool plans() const override { return false; }
   void plan(PrefetchView& /*v*/) override {}
 };
 
@@ -78,13 +87,17 @@ class LaxityPrefetch final : public Prefetcher {
   void plan(PrefetchView& v) override {
     const TimeNs window = v.until - v.now;
     bool hbm_blocked = false;
-    for (const KnownSpan& span : v.known) {
-      for (uint64_t p = span.begin; p < span.end; ++p) {
+    for (size_t i = 0;; ++i) {
+      const KnownSpan* span = v.known.span(i);
+      // Spans come in eta order: once even the slowest transfer leaves laxity beyond the
+      // window, no later block is due before the next decision point either.
+      if (span == nullptr || span->eta - v.now - v.cache.max_transfer_time(v.now) > window) return;
+      for (uint64_t p = span->begin; p < span->end; ++p) {
         const Access& a = v.stream[p];
         if (a.kind == AccessKind::kWrite || !movable(v.cache, a.block)) continue;
         const BlockId b = a.block;
         if (!hbm_blocked) {
-          const TimeNs laxity = (span.eta - v.now) - v.cache.transfer_time(b, Tier::kHbm, v.now);
+          const TimeNs laxity = (span->eta - v.now) - v.cache.transfer_time(b, Tier::kHbm, v.now);
           if (laxity > window) continue;  // still in time at the next decision point
           if (room_without_harm(v, Tier::kHbm, p)) {
             v.cache.prefetch(b, Tier::kHbm, v.now);
@@ -93,7 +106,7 @@ class LaxityPrefetch final : public Prefetcher {
           hbm_blocked = true;
         }
         if (v.cache.where(b) != Tier::kSsd) continue;
-        const TimeNs laxity = (span.eta - v.now) - v.cache.transfer_time(b, Tier::kDram, v.now);
+        const TimeNs laxity = (span->eta - v.now) - v.cache.transfer_time(b, Tier::kDram, v.now);
         if (laxity > window) continue;
         if (!room_without_harm(v, Tier::kDram, p)) return;
         v.cache.prefetch(b, Tier::kDram, v.now);
@@ -109,10 +122,8 @@ class LaxityPrefetch final : public Prefetcher {
     const auto victim = v.cache.next_victim(t);
     if (!victim) return true;
     const uint64_t next = v.future.next_use(*victim);
-    for (const KnownSpan& s : v.known) {
-      if (next >= s.begin && next < s.end) return next > use;
-    }
-    return true;  // not needed anywhere the runtime can see
+    // Not needed anywhere the runtime can see, or needed after the fetched block.
+    return next == FutureOracle::kNoFutureUse || !v.known.contains(next) || next > use;
   }
 };
 

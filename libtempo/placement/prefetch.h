@@ -31,12 +31,36 @@ struct KnownSpan {
   TimeNs eta = 0;
 };
 
+// What the runtime knows is coming at a decision point, produced on demand so that a
+// prefetcher that looks only a little ahead pays only for what it looks at (the queue of
+// waiting requests can be long). Spans come in order of eta (non-decreasing) and of
+// stream position (increasing, disjoint).
+class KnownReads {
+ public:
+  virtual ~KnownReads() = default;
+  // The i-th span, or nullptr past the last. Valid until the next call.
+  virtual const KnownSpan* span(size_t i) = 0;
+  // Whether stream position `pos` lies in one of the spans.
+  virtual bool contains(uint64_t pos) const = 0;
+};
+
+// KnownReads over a list given up front.
+class KnownList final : public KnownReads {
+ public:
+  explicit KnownList(std::vector<KnownSpan> spans = {}) : spans_(std::move(spans)) {}
+  const KnownSpan* span(size_t i) override { return i < spans_.size() ? &spans_[i] : nullptr; }
+  bool contains(uint64_t pos) const override;
+
+ private:
+  std::vector<KnownSpan> spans_;
+};
+
 struct PrefetchView {
   TieredCache& cache;
   const std::vector<Access>& stream;
   const StreamFuture& future;  // the real future (only the oracle may read past `known`)
   uint64_t pos = 0;            // the next stream position to be accessed
-  std::vector<KnownSpan> known;
+  KnownReads& known;
   TimeNs now = 0;
   TimeNs until = 0;  // the next decision point
 };
@@ -47,6 +71,8 @@ class Prefetcher {
   virtual std::string_view name() const = 0;
   // Every demand read, in order.
   virtual void on_read(BlockId /*b*/) {}
+  // Whether plan() does anything at all (the engine skips the decision points otherwise).
+  virtual bool plans() const { return true; }
   virtual void plan(PrefetchView& v) = 0;
 };
 

@@ -121,7 +121,7 @@ void TieredCache::make_room(Tier t, BlockId incoming, TimeNs now, LinkBytes& lb)
   }
   ++counters_.demotions;
   s.tier = Tier::kNone;
-  s.ready_at = now;
+  set_ready(s, now);
   place(v, lower, now, lb);
 }
 
@@ -183,7 +183,7 @@ ReadResult TieredCache::read(BlockId b, TimeNs now) {
   for (const MovedTransfer& m : moved_) {
     ++counters_.prefetches_overtaken;
     Block& p = blocks_[m.tag];
-    if (p.ready_at == m.old_end) p.ready_at = m.new_end;
+    if (p.ready_at == m.old_end) set_ready(p, m.new_end);
   }
   // A block a prefetch is still staging into this tier waits on the tier it came from.
   r.waited_on = data_ready > now && s.came_from != Tier::kNone ? s.came_from : from;
@@ -201,7 +201,7 @@ ReadResult TieredCache::read(BlockId b, TimeNs now) {
   }
   unplace(b);
   place(b, Tier::kHbm, now, lb);
-  s.ready_at = r.ready;
+  set_ready(s, r.ready);
   ++counters_.promotions;
   return r;
 }
@@ -226,7 +226,7 @@ void TieredCache::write(BlockId b, TimeNs now) {
     }
   }
   place(b, top, now, lb);
-  blocks_[b].ready_at = now;
+  set_ready(blocks_[b], now);
 }
 
 TimeNs TieredCache::transfer_time(BlockId b, Tier to, TimeNs now) const {
@@ -235,6 +235,13 @@ TimeNs TieredCache::transfer_time(BlockId b, Tier to, TimeNs now) const {
   TimeNs t = std::max(now, s.ready_at);
   if (s.tier == Tier::kSsd) t = std::max(t, ssd_.busy_until()) + ssd_.duration(bytes);
   if (to == Tier::kHbm) t = std::max(t, pcie_up_.busy_until()) + pcie_up_.duration(bytes);
+  return t - now;
+}
+
+TimeNs TieredCache::max_transfer_time(TimeNs now) const {
+  const uint64_t bytes = config_.block_bytes;
+  TimeNs t = std::max({now, latest_ready_, ssd_.busy_until()}) + ssd_.duration(bytes);
+  t = std::max(t, pcie_up_.busy_until()) + pcie_up_.duration(bytes);
   return t - now;
 }
 
@@ -257,7 +264,7 @@ bool TieredCache::prefetch(BlockId b, Tier to, TimeNs now) {
   unplace(b);
   place(b, to, now, lb);
   Block& moved = blocks_[b];
-  moved.ready_at = ready;
+  set_ready(moved, ready);
   moved.prefetched = true;
   moved.came_from = from;
   ++counters_.prefetches;

@@ -98,6 +98,8 @@ class TieredCache {
   // When `b` (resident) becomes usable in its tier (a prefetch may still be moving it).
   TimeNs ready_at(BlockId b) const { return blocks_[b].ready_at; }
   TimeNs transfer_time(BlockId b, Tier to, TimeNs now) const;
+  // An upper bound on transfer_time(b, to, now) over every resident block and tier.
+  TimeNs max_transfer_time(TimeNs now) const;
 
   const CacheCounters& counters() const { return counters_; }
   const Link& link_pcie_up() const { return pcie_up_; }
@@ -116,6 +118,10 @@ class TieredCache {
     AccessHistory history;
   };
   Block& block(BlockId b);
+  void set_ready(Block& s, TimeNs t) {
+    s.ready_at = t;
+    latest_ready_ = std::max(latest_ready_, t);
+  }
   void touch_history(Block& s);
   Tier lower_tier(Tier t) const;
   // Frees one slot in `t` for `incoming` by demoting its victim; `lb` is charged for the
@@ -134,6 +140,7 @@ class TieredCache {
   std::vector<Block> blocks_;
   std::vector<MovedTransfer> moved_;  // scratch for transfer_demand
   TimeNs tick_ = 0;
+  TimeNs latest_ready_ = 0;  // the latest ready_at ever set: bounds every block's
   CacheCounters counters_;
 };
 
