@@ -1,9 +1,13 @@
 // Prefetchers: move blocks up the hierarchy ahead of the read that needs them, on the same
 // links demand fetches use (a speculative transfer queues ahead of later demand ones).
 //   none    - never.
-//   causal  - past accesses only: a successor table (the block read after b last time);
-//             at each decision point it predicts that the run of reads since the previous
-//             one starts over, and fetches `depth` blocks along the chain from its start.
+//   causal  - past accesses only: a successor table (the block read after b last time)
+//             and an exit table (the block that began the run after a run ending at b).
+//             At a decision point it fetches `depth` blocks along the successor chain
+//             from the predicted start of the next run: where the last run ending at this
+//             block went (skipping blocks this run already read), else the start of this
+//             run again (decode passes reread the sequence) while such repeats keep being
+//             confirmed by the reads that follow.
 //   oracle  - reads the real future: every block of the next `depth` accesses that is not
 //             in HBM, as early as possible, evicting whatever the policy ranks lowest.
 //   laxity  - knows only what a runtime knows (the running request's next decode pass and

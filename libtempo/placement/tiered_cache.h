@@ -44,7 +44,8 @@ struct TieredCacheConfig {
   LinkSpec pcie_up;              // DRAM -> HBM (and the host hop of SSD -> HBM)
   LinkSpec pcie_down;            // HBM -> DRAM
   LinkSpec ssd;                  // SSD reads and writes share it
-  // Demand fetches overtake prefetches queued on PCIe (host to GPU) that have not started.
+  // Demand fetches overtake prefetches queued on PCIe (host to GPU) and on the SSD link
+  // that have not started, and the SSD writes of the demotions prefetches caused.
   bool demand_priority = false;
 };
 
@@ -66,6 +67,7 @@ struct LinkBytes {
 struct CacheCounters {
   std::array<uint64_t, 4> reads_by_source{};  // indexed by Source
   uint64_t writes = 0;                        // blocks created (prefill / decode output)
+  uint64_t write_hits = 0;                    // writes of a block already in some tier
   uint64_t promotions = 0, demotions = 0, drops = 0;
   LinkBytes demand;    // bytes moved by demand reads and the demotions they caused
   LinkBytes prefetch;  // bytes moved by prefetches and the demotions they caused
@@ -129,6 +131,9 @@ class TieredCache {
   void make_room(Tier t, BlockId incoming, TimeNs now, LinkBytes& lb);
   void place(BlockId b, Tier t, TimeNs now, LinkBytes& lb);
   void unplace(BlockId b);
+  // A demand transfer on `link`; moves the blocks whose prefetches it overtook.
+  TimeNs demand_transfer(Link& link, uint64_t bytes, TimeNs ready);
+  static constexpr uint64_t kNoBlock = UINT64_MAX;  // the tag of a speculative write
   Tier top_tier() const;
   EvictionPolicy& policy(Tier t) { return *policies_[static_cast<int>(t)]; }
 

@@ -204,5 +204,39 @@ TEST(CausalPrefetch, PredictsTheLastRunStartsOver) {
   EXPECT_EQ(cache.where(10), Tier::kDram);
 }
 
+TEST(CausalPrefetch, PredictsTheNextUnreadRunFromWhereThisRunEndedBefore) {
+  TieredCacheConfig c = cache_config();
+  c.shape = {2, 4, 0};
+  TieredCache cache(c);
+  for (BlockId b : {3, 4, 1, 2}) cache.write(b, 0);  // HBM {1, 2}, DRAM {3, 4}
+  const std::vector<Access> stream;
+  StreamFuture future(stream, 32);
+  auto causal = make_prefetcher("causal", 2);
+  KnownList none;
+  PrefetchView v{cache, stream, future, 0, none, 0, 0};
+  causal->on_read(1);  // run 1 2, then run 3 4: a run ending at 2 was followed by 3
+  causal->on_read(2);
+  causal->plan(v);
+  causal->on_read(3);
+  causal->on_read(4);
+  causal->plan(v);  // (guessed 3 4 would restart: not what followed 1 2, so no repeats)
+  EXPECT_EQ(cache.where(3), Tier::kDram);
+  causal->on_read(1);
+  causal->on_read(2);
+  causal->plan(v);  // ended at 2 again: 3 4 come next
+  EXPECT_EQ(cache.where(3), Tier::kHbm);
+  EXPECT_EQ(cache.where(4), Tier::kHbm);
+  EXPECT_EQ(cache.counters().prefetches, 2u);
+}
+
+TEST(KnownList, ContainsExactlyTheSpansPositions) {
+  const KnownList k({{2, 4, 0}, {4, 5, 10}, {9, 12, 20}});
+  std::vector<uint64_t> in;
+  for (uint64_t p = 0; p < 14; ++p) {
+    if (k.contains(p)) in.push_back(p);
+  }
+  EXPECT_EQ(in, (std::vector<uint64_t>{2, 3, 4, 9, 10, 11}));
+}
+
 }  // namespace
 }  // namespace tempo::placement
