@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -27,9 +28,12 @@ std::string_view strip_comment(std::string_view line) {
 }
 
 int read_file(std::string_view path, std::string* text, std::string* error) {
+  // A directory opens as a stream that reads nothing: refuse it rather than apply nothing.
+  std::error_code ec;
+  const bool dir = std::filesystem::is_directory(path, ec);
   std::ifstream in{std::string(path)};
-  if (!in) {
-    const int e = errno ? errno : ENOENT;
+  if (dir || !in) {
+    const int e = dir ? EISDIR : errno ? errno : ENOENT;
     if (error) *error = std::string(path) + ": cannot read: " + std::strerror(e);
     return -e;
   }
