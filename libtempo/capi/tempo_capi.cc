@@ -88,6 +88,7 @@ TEMPO_EXPORT int tempo_ctx_new(tempo_config* config, tempo_ctx** out) {
   if (!config || !out) return -EINVAL;
   *out = nullptr;
   try {
+    config->error.clear();
     int err = 0;
     auto instance = tempo::make_instance(config->settings, &err, &config->error);
     if (!instance) return err;

@@ -5,6 +5,13 @@
 // (the bare words are accepted too); each reply is one line, `{"ok": true, "stats": {...}}`,
 // `{"ok": true, "claims": [...]}` or `{"ok": false, "error": "..."}`. Off unless the
 // configuration sets control_socket.
+//
+// Limits (Documentation/robustness.md): at most kControlMaxClients connections at once (more
+// wait in the listen backlog); each request, from the connection or the previous reply to its
+// own reply sent, has kControlRequestMs; a request line is at most kControlMaxLine bytes; one
+// reply is queued per client, and the client's next request is read only once it is sent. A
+// client over a limit is disconnected. Sockets are non-blocking: no client holds the others
+// or the destructor.
 #pragma once
 
 #include <memory>
@@ -14,6 +21,10 @@
 #include "instance/instance.h"
 
 namespace tempo {
+
+inline constexpr size_t kControlMaxClients = 16;
+inline constexpr int kControlRequestMs = 2000;
+inline constexpr size_t kControlMaxLine = 65536;
 
 class ControlServer {
  public:
@@ -28,11 +39,14 @@ class ControlServer {
 
   const std::string& path() const { return path_; }
 
+  struct Client;
+
  private:
   ControlServer(Instance& instance, std::string path)
       : instance_(instance), path_(std::move(path)) {}
   void serve();
-  void serve_client(int fd);
+  // Reads or sends what poll reported for one client; false when it is to be dropped.
+  bool serve_client(Client& c, short revents);
   std::string reply(const std::string& request);
 
   Instance& instance_;

@@ -151,6 +151,7 @@ size_t ControllerInstance::cancel_live() {
 int ControllerInstance::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {
   if (timeout < 0) return -EINVAL;
   std::unique_lock lock(mu_);
+  if (timeout > kMaxTimeNs - clock_->now()) return -EOVERFLOW;
   const TimeNs deadline = clock_->now() + timeout;
   while (true) {
     const int r = controller_->readiness(id, outcome);

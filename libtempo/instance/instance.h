@@ -75,7 +75,8 @@ class Instance {
 
   // Waits up to `timeout` for a claim to be stage-ready (kReady) or to take the ordinary
   // path (kOrdinary). -ETIMEDOUT, -ENOENT, -ECANCELED (released or cancelled), or the
-  // claim's error (FAILED). On sim the wait runs virtual time forward.
+  // claim's error (FAILED); -EOVERFLOW when now + timeout is past kMaxTimeNs. On sim the
+  // wait runs virtual time forward.
   virtual int wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) = 0;
   // The fast-tier extents (pointer, length) of a TRANSFERRING claim's objects in manifest
   // order, valid until end_transfer(). -EINVAL not transferring, -EOPNOTSUPP without bytes.
@@ -84,7 +85,8 @@ class Instance {
   // they are read (0 or the read's error). -EINVAL when the claim is not ORDINARY.
   virtual int ordinary_read(ClaimId id) = 0;
 
-  // The sim device only: objects on the SSD tier, and virtual time. -EOPNOTSUPP elsewhere.
+  // The sim device only: objects on the SSD tier, and virtual time (-EOVERFLOW past
+  // kMaxTimeNs). -EOPNOTSUPP elsewhere.
   virtual int sim_add_objects(std::span<const KvObject> objects);
   virtual int sim_advance(TimeNs ns);
   // The uring device only: writes an object into the store. -EOPNOTSUPP elsewhere.

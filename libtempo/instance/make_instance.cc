@@ -3,7 +3,9 @@
 
 #include "instance/instance.h"
 #include "instance/sim_instance.h"
+#ifndef TEMPO_WITHOUT_URING
 #include "instance/uring_instance.h"
+#endif
 
 namespace tempo {
 
@@ -14,9 +16,15 @@ std::unique_ptr<Instance> make_instance(const Settings& s, int* err, std::string
   }
   try {
     if (s.device == "uring") {
+#ifdef TEMPO_WITHOUT_URING
+      *err = -EOPNOTSUPP;
+      *error = "device 'uring' is not available: libtempo was built without liburing";
+      return nullptr;
+#else
       std::unique_ptr<Instance> in;
       *err = UringInstance::create(s, &in, error);
       return in;
+#endif
     }
     if (s.device != "sim") {
       *err = -EOPNOTSUPP;

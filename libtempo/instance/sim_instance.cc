@@ -23,6 +23,7 @@ int SimInstance::sim_add_objects(std::span<const KvObject> objects) {
 int SimInstance::sim_advance(TimeNs ns) {
   if (ns < 0) return -EINVAL;
   std::lock_guard lock(mu_);
+  if (ns > kMaxTimeNs - rt_.clock.now()) return -EOVERFLOW;
   rt_.events.run_until(rt_.clock.now() + ns);
   notify();
   return 0;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "report.h"
+#include "study/exec_model_costs.h"
 #include "uring_stack.h"
 
 namespace tempo {

@@ -40,7 +40,10 @@ int UringBackend::create(const UringBackendOptions& o, std::unique_ptr<UringBack
 
 UringServingStack::UringServingStack(UringBackend& backend, const ProviderConfig& provider,
                                      const ControllerConfig& controller)
-    : backend_(backend), device_(&backend.device()), loop_(backend.clock()) {
+    : backend_(backend),
+      device_(&backend.device()),
+      loop_(backend.clock()),
+      dax_l1_(backend.store(), backend.device()) {
   device_->drop_unpinned();  // the paper resets the fast tier before each run
   provider_ = std::make_unique<Provider>(*device_, backend.clock(), provider);
   controller_ = std::make_unique<Controller>(*provider_, backend.clock(), controller);
@@ -99,8 +102,7 @@ int UringServingStack::read_ordinary(std::span<const ObjectKey> keys, bool dax_l
     const int64_t size = device_->object_size(key);
     if (size < 0) return static_cast<int>(size);
     if (sink_.size() < static_cast<uint64_t>(size)) sink_.resize(static_cast<size_t>(size));
-    const int64_t r =
-        device_->dax_l1_read(key, 0, std::span(sink_.data(), static_cast<size_t>(size)));
+    const int64_t r = dax_l1_.read(key, 0, std::span(sink_.data(), static_cast<size_t>(size)));
     if (r < 0 && status == 0) status = static_cast<int>(r);
   }
   loop_.schedule_after(0, [done = std::move(done), status] { done(status); });

@@ -12,6 +12,7 @@
 #include "core/realtime_loop.h"
 #include "serving_stack.h"
 #include "store/object_store.h"
+#include "study/dax_l1.h"
 #include "uring/uring_device.h"
 
 namespace tempo {
@@ -73,6 +74,7 @@ class UringServingStack final : public ServingStack {
   std::unique_ptr<Provider> provider_;
   std::unique_ptr<Controller> controller_;
   std::unique_ptr<PeriodicTick> tick_;
+  DaxL1Reader dax_l1_;
   std::vector<std::byte> sink_;  // where copy_out and dax-l1 reads land
   uint64_t written_ = 0;
 };
