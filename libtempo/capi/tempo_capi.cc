@@ -63,9 +63,7 @@ bool on_daemon(tempo_ctx* ctx, int* r, F&& f) {
 // TEMPO_DAEMON in the environment), else "".
 std::string daemon_socket(const tempo::Settings& s) {
   if (const char* env = std::getenv("TEMPO_DAEMON"); env && *env) return env;
-  if (s.device != "daemon") return "";
-  const auto it = s.extra.find("daemon.socket");
-  return it != s.extra.end() ? it->second : "/run/tempo/tempod.sock";
+  return s.device == "daemon" ? s.daemon.socket : "";
 }
 
 // Runs `f` with the context's stack, on its driver.
@@ -118,12 +116,11 @@ TEMPO_EXPORT int tempo_ctx_new(tempo_config* config, tempo_ctx** out) {
   if (!config || !out) return -EINVAL;
   *out = nullptr;
   try {
+    config->error.clear();
     if (const std::string socket = daemon_socket(config->settings); !socket.empty()) {
-      const auto engine = config->settings.extra.find("daemon.engine");
       std::unique_ptr<tempo::DaemonClient> client;
-      const int err = tempo::DaemonClient::connect(
-          socket, engine != config->settings.extra.end() ? engine->second : "", &client,
-          &config->error);
+      const int err = tempo::DaemonClient::connect(socket, config->settings.daemon.engine, &client,
+                                                   &config->error);
       if (err != 0) return err;
       auto* ctx = new tempo_ctx();
       ctx->client = std::move(client);

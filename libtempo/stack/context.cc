@@ -181,6 +181,7 @@ void Context::unwatch(int fd) {
 
 int Context::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {
   if (timeout < 0) return -EINVAL;
+  if (timeout > kMaxTimeNs - driver_->now()) return -EOVERFLOW;
   int r = -EAGAIN;
   driver_->wait_until(
       [&] {
@@ -234,7 +235,12 @@ int Context::sim_add_objects(std::span<const KvObject> objects) {
 
 int Context::sim_advance(TimeNs ns) {
   if (virtual_ == nullptr) return -EOPNOTSUPP;
-  return virtual_->advance(ns);
+  if (ns < 0) return -EINVAL;
+  int r = 0;
+  // One call: the check and the advance see the same clock.
+  virtual_->call(
+      [&] { r = ns > kMaxTimeNs - virtual_->now() ? -EOVERFLOW : virtual_->advance(ns); });
+  return r;
 }
 
 int Context::store_put(ObjectKey key, std::span<const std::byte> data) {

@@ -67,7 +67,8 @@ class Context {
 
   // Waits up to `timeout` for a claim to be stage-ready (kReady) or to take the ordinary
   // path (kOrdinary). -ETIMEDOUT, -ENOENT, -ECANCELED (released or cancelled), the claim's
-  // error (FAILED), -EINVAL negative timeout. On sim the wait runs virtual time forward.
+  // error (FAILED), -EINVAL negative timeout, -EOVERFLOW when now + timeout passes
+  // kMaxTimeNs. On the virtual driver the wait runs virtual time forward.
   int wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome);
   // The ordinary read of an ORDINARY claim, returning once its objects are read: 0 or the
   // read's error; -ENOENT unknown, -EINVAL not ORDINARY or read already.
@@ -75,8 +76,8 @@ class Context {
 
   // The sim device only: objects on the SSD tier (-EEXIST if one is held or listed twice,
   // -EINVAL zero bytes; nothing is added then). -EOPNOTSUPP elsewhere.
-  // The virtual driver only: runs time forward by `ns` (-EINVAL negative). -EOPNOTSUPP on
-  // the threaded driver, whose time is the wall clock.
+  // The virtual driver only: runs time forward by `ns` (-EINVAL negative, -EOVERFLOW past
+  // kMaxTimeNs: the clock stays). -EOPNOTSUPP on the threaded driver (wall clock).
   int sim_add_objects(std::span<const KvObject> objects);
   int sim_advance(TimeNs ns);
   // The uring device only: writes an object into the store (-EEXIST held, -EINVAL empty).

@@ -61,35 +61,16 @@ int usage(const char* why) {
 
 // The daemon.* keys of the configuration. 0, or -EINVAL with `error`.
 int server_options(const tempo::Settings& s, tempo::ServerOptions* o, std::string* error) {
-  auto get = [&](const char* key) -> const std::string* {
-    const auto it = s.extra.find(key);
-    return it != s.extra.end() ? &it->second : nullptr;
-  };
-  if (const auto* v = get("daemon.socket")) o->socket = *v;
-  if (const auto* v = get("daemon.socket_mode")) {
-    char* end = nullptr;
-    const long mode = std::strtol(v->c_str(), &end, 8);
-    if (v->empty() || *end != '\0' || mode < 0 || mode > 0777) {
-      *error = "daemon.socket_mode '" + *v + "': an octal mode such as 0660";
-      return -EINVAL;
-    }
-    o->mode = static_cast<mode_t>(mode);
-  }
-  if (const auto* v = get("daemon.socket_group")) {
-    const group* g = getgrnam(v->c_str());
+  o->socket = s.daemon.socket;
+  o->mode = static_cast<mode_t>(s.daemon.socket_mode);
+  o->max_queued = s.daemon.max_queued;
+  if (!s.daemon.socket_group.empty()) {
+    const group* g = getgrnam(s.daemon.socket_group.c_str());
     if (!g) {
-      *error = "daemon.socket_group '" + *v + "': no such group";
+      *error = "daemon.socket_group '" + s.daemon.socket_group + "': no such group";
       return -EINVAL;
     }
     o->group = g->gr_gid;
-  }
-  if (const auto* v = get("daemon.max_queued")) {
-    const long n = std::atol(v->c_str());
-    if (n < 1 || n > 65536) {
-      *error = "daemon.max_queued '" + *v + "': an integer from 1 to 65536";
-      return -EINVAL;
-    }
-    o->max_queued = static_cast<size_t>(n);
   }
   return 0;
 }
@@ -119,7 +100,8 @@ int main(int argc, char** argv) {
   if (tempo::load_config_file(settings, config, &error) != 0 ||
       tempo::apply_environment(settings, ::getenv, &error) != 0)
     return usage(error.c_str());
-  if (!socket.empty()) settings.extra["daemon.socket"] = socket;
+  if (!socket.empty() && settings.set("daemon.socket", socket, &error) != 0)
+    return usage(error.c_str());
   tempo::ServerOptions options;
   if (server_options(settings, &options, &error) != 0) return usage(error.c_str());
   options.log = log;
