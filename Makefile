@@ -12,7 +12,7 @@ CMAKE_GEN  := -G Ninja
 all: build
 
 deps:
-	@scripts/deps.sh core plots model uring
+	@scripts/deps.sh core plots model uring engines
 
 # configure DIR [extra cmake args]
 define configure

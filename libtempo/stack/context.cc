@@ -8,6 +8,7 @@
 #include "device/sim_device.h"
 #include "stack/threaded_driver.h"
 #include "stack/virtual_driver.h"
+#include "store/idempotent_put.h"
 #include "store/object_store.h"
 #include "uring/uring_device.h"
 
@@ -205,8 +206,12 @@ int Context::store_put(ObjectKey key, std::span<const std::byte> data) {
   if (store_ == nullptr) return -EOPNOTSUPP;
   if (data.empty()) return -EINVAL;
   // The store serialises its own writers; the loop thread only reads placed objects.
-  if (store_->lookup(key)) return -EEXIST;
-  return store_->put(key, data);
+  return put_idempotent(*store_, key, data);
+}
+
+int Context::store_delete(ObjectKey key) {
+  if (store_ == nullptr) return -EOPNOTSUPP;
+  return store_->remove(key);
 }
 
 }  // namespace tempo
