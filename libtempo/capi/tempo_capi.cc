@@ -59,10 +59,6 @@ void log(tempo_ctx* ctx, int priority, const std::string& msg) {
 
 tempo::Context* tempo_capi_context(tempo_ctx* ctx) { return ctx ? ctx->context.get() : nullptr; }
 
-void tempo_capi_log(tempo_ctx* ctx, int priority, const std::string& message) {
-  log(ctx, priority, message);
-}
-
 extern "C" {
 
 TEMPO_EXPORT const char* tempo_version(void) { return TEMPO_LIBRARY_VERSION; }

@@ -3,6 +3,7 @@
 // tempo_capi.cc, nothing throws across it.
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -16,7 +17,6 @@
 
 #include "capi/capi_context.h"
 #include "keys/chain_hash.h"
-#include "model/exec_model.h"
 #include "runtime/output_length_history.h"
 #include "runtime/step_cost_learner.h"
 #include "runtime/ttu_estimator.h"
@@ -204,20 +204,21 @@ TEMPO_EXPORT void tempo_writer_free(tempo_writer* w) {
 
 TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* config,
                                    tempo_runtime** out) {
-  if (!tempo_capi_context(ctx) || !config || !out || !config->model || !config->gpu) return -EINVAL;
+  if (!tempo_capi_context(ctx) || !config || !out) return -EINVAL;
   *out = nullptr;
+  const tempo_step_costs& c = config->costs;
   if (config->max_active == 0 || config->generation_limit == 0 || !all_zero(config->reserved) ||
-      config->retrieval_bps < 0)
+      !all_zero(c.reserved))
     return -EINVAL;
+  for (double v : {c.prefill_pass_ns, c.prefill_token_ns, c.prefill_pair_ns, c.decode_pass_ns,
+                   c.decode_seq_ns, c.decode_context_ns})
+    if (!(v >= 0 && std::isfinite(v))) return -EINVAL;
+  if (!(c.retrieval_bps > 0 && std::isfinite(c.retrieval_bps))) return -EINVAL;
   return guarded([&] {
     auto rt = std::make_unique<tempo_runtime>();
-    std::string error;
-    if (const int r = tempo::load_exec_model(config->model, config->gpu, &rt->model, &error);
-        r != 0) {
-      tempo_capi_log(ctx, 3, "tempo_runtime_new: " + error);
-      return r;
-    }
-    rt->costs = std::make_unique<tempo::StepCostLearner>(rt->model, config->retrieval_bps);
+    rt->costs = std::make_unique<tempo::StepCostLearner>(tempo::StepCostCoefficients{
+        c.prefill_pass_ns, c.prefill_token_ns, c.prefill_pair_ns, c.decode_pass_ns, c.decode_seq_ns,
+        c.decode_context_ns, c.retrieval_bps});
     rt->history = std::make_unique<tempo::OutputLengthHistory>(
         config->history_window ? config->history_window : 256);
     rt->max_active = config->max_active;
@@ -296,13 +297,15 @@ TEMPO_EXPORT int tempo_runtime_finished(tempo_runtime* rt, uint32_t output_token
   return 0;
 }
 
-TEMPO_EXPORT int tempo_runtime_get_costs(tempo_runtime* rt, tempo_runtime_costs* out) {
+TEMPO_EXPORT int tempo_runtime_get_costs(tempo_runtime* rt, tempo_step_costs* out,
+                                         uint64_t* steps_learned) {
   if (!rt || !out) return -EINVAL;
   std::lock_guard lock(rt->mu);
-  *out = tempo_runtime_costs{};
-  out->prefill_scale = rt->costs->prefill_scale();
-  out->decode_scale = rt->costs->decode_scale();
-  out->steps_learned = rt->costs->observations();
+  const tempo::StepCostCoefficients c = rt->costs->coefficients();
+  *out =
+      tempo_step_costs{c.prefill_pass_ns, c.prefill_token_ns,  c.prefill_pair_ns, c.decode_pass_ns,
+                       c.decode_seq_ns,   c.decode_context_ns, c.retrieval_bps,   {0, 0}};
+  if (steps_learned) *steps_learned = rt->costs->observations();
   return 0;
 }
 

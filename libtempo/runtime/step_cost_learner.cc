@@ -8,68 +8,91 @@
 namespace tempo {
 namespace {
 
-// Scales are kept in a band where a learned model is still plausible: a step that is
-// measured wrongly once (a stall, a clock jump) cannot drive a scale to zero or beyond.
-constexpr double kMinScale = 0.05;
-constexpr double kMaxScale = 20.0;
+using Vec = std::array<double, 6>;
 
-// Features and measurements in milliseconds keep the least-squares state well scaled.
-constexpr double kNsPerUnit = 1e6;
+constexpr double kUnit = 1e6;  // ns per ms
 
-TimeNs scaled(double scale, TimeNs t) {
-  return static_cast<TimeNs>(std::llround(scale * static_cast<double>(t)));
+double d(uint64_t v) { return static_cast<double>(v); }
+
+// Query-key pairs of a prefill of n tokens after `context` cached ones (causal).
+double pairs(uint64_t n, uint64_t context) { return d(n) * (d(context) + (d(n) + 1) / 2); }
+
+Vec features(const StepWork& w) {
+  const bool prefill = w.prefill_tokens > 0;
+  const bool decode = w.decode_seqs > 0;
+  return {
+      prefill ? 1.0 : 0.0, d(w.prefill_tokens), pairs(w.prefill_tokens, w.prefill_context_tokens),
+      decode ? 1.0 : 0.0,  d(w.decode_seqs),    decode ? d(w.decode_context_tokens) : 0.0};
 }
 
-double units(TimeNs t) { return static_cast<double>(t) / kNsPerUnit; }
+TimeNs ns(double t) { return static_cast<TimeNs>(std::llround(std::max(t, 0.0))); }
 
 }  // namespace
 
-StepCostLearner::StepCostLearner(const ExecModel& model, double retrieval_bps, double forgetting)
-    : model_(model, retrieval_bps), forgetting_(forgetting) {
+StepCostLearner::StepCostLearner(const StepCostCoefficients& prior, double forgetting)
+    : prior_{prior.prefill_pass_ns, prior.prefill_token_ns, prior.prefill_pair_ns,
+             prior.decode_pass_ns,  prior.decode_seq_ns,    prior.decode_context_ns},
+      retrieval_bps_(prior.retrieval_bps),
+      forgetting_(forgetting) {
   if (!(forgetting > 0.0 && forgetting <= 1.0))
     throw std::invalid_argument("step-cost forgetting factor must be in (0, 1]");
+  if (!(prior.retrieval_bps > 0)) throw std::invalid_argument("retrieval_bps must be positive");
+  for (int i = 0; i < kN; ++i) {
+    if (!(prior_[i] >= 0)) throw std::invalid_argument("step-cost coefficients must be >= 0");
+    phi_[i] = 1.0;
+    p_[i][i] = 1.0;  // a coefficient may move by about its own size
+  }
 }
 
 int StepCostLearner::observe(const StepWork& work, TimeNs measured) {
   if (measured <= 0) return -EINVAL;
   if (work.prefill_tokens == 0 && work.decode_seqs == 0) return -EINVAL;
-  const double x[2] = {
-      work.prefill_tokens
-          ? units(model_.prefill_time(work.prefill_tokens, work.prefill_context_tokens))
-          : 0.0,
-      work.decode_seqs
-          ? units(model_.decode_step_time(work.decode_seqs, work.decode_context_tokens))
-          : 0.0};
-  const double y = units(measured);
+  // Each feature priced at its prior coefficient, in ms: the regressor of phi.
+  Vec x = features(work);
+  for (int i = 0; i < kN; ++i) x[i] *= prior_[i] / kUnit;
   // Recursive least squares: gain k = P x / (lambda + x'P x), theta += k (y - x'theta),
   // P = (P - k x'P) / lambda.
-  const double px[2] = {p_[0][0] * x[0] + p_[0][1] * x[1], p_[1][0] * x[0] + p_[1][1] * x[1]};
-  const double denom = forgetting_ + x[0] * px[0] + x[1] * px[1];
-  const double k[2] = {px[0] / denom, px[1] / denom};
-  const double err = y - (x[0] * theta_[0] + x[1] * theta_[1]);
-  for (int i = 0; i < 2; ++i) {
-    theta_[i] = std::clamp(theta_[i] + k[i] * err, kMinScale, kMaxScale);
-    for (int j = 0; j < 2; ++j) p_[i][j] = (p_[i][j] - k[i] * px[j]) / forgetting_;
+  Vec px{};
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < kN; ++j) px[i] += p_[i][j] * x[j];
+  double denom = forgetting_;
+  for (int i = 0; i < kN; ++i) denom += x[i] * px[i];
+  double err = static_cast<double>(measured) / kUnit;
+  for (int i = 0; i < kN; ++i) err -= x[i] * phi_[i];
+  for (int i = 0; i < kN; ++i) {
+    const double k = px[i] / denom;
+    phi_[i] += k * err;
+    for (int j = 0; j < kN; ++j) p_[i][j] = (p_[i][j] - k * px[j]) / forgetting_;
   }
   ++observations_;
   return 0;
 }
 
+StepCostCoefficients StepCostLearner::coefficients() const {
+  return {theta(0), theta(1), theta(2), theta(3), theta(4), theta(5), retrieval_bps_};
+}
+
 TimeNs StepCostLearner::prefill_time(uint64_t new_tokens, uint64_t context_tokens) const {
-  return scaled(theta_[0], model_.prefill_time(new_tokens, context_tokens));
+  if (new_tokens == 0) return 0;
+  return ns(theta(0) + theta(1) * d(new_tokens) + theta(2) * pairs(new_tokens, context_tokens));
 }
 
 TimeNs StepCostLearner::decode_step_time(uint64_t batch, uint64_t total_context_tokens) const {
-  return scaled(theta_[1], model_.decode_step_time(batch, total_context_tokens));
+  if (batch == 0) return 0;
+  return ns(theta(3) + theta(4) * d(batch) + theta(5) * d(total_context_tokens));
 }
 
 TimeNs StepCostLearner::decode_steps_time(uint64_t batch, uint64_t total_context_tokens,
                                           uint64_t steps) const {
-  return scaled(theta_[1], model_.decode_steps_time(batch, total_context_tokens, steps));
+  if (batch == 0 || steps == 0) return 0;
+  // Context grows by `batch` tokens per step: sum over j < steps of (C + j * batch).
+  const double s = d(steps);
+  const double context = s * d(total_context_tokens) + d(batch) * s * (s - 1) / 2;
+  return ns(s * (theta(3) + theta(4) * d(batch)) + theta(5) * context);
 }
 
 TimeNs StepCostLearner::retrieval_time(uint64_t bytes) const {
-  return model_.retrieval_time(bytes);
+  return ns(d(bytes) / retrieval_bps_ * 1e9);
 }
 
 }  // namespace tempo

@@ -1,22 +1,35 @@
-// Step costs learned online from the step durations an engine measures.
+// Step costs learned online from the step durations an engine measures (product code: no
+// execution model, no model files; the study's model can supply the starting point).
 //
-// The roofline model files (model/exec_model.h) give the shape of a step's cost: a
-// prefill's time in its tokens and context, a decode step's in its batch and context. A
-// real engine is faster or slower than the model, and not by the same factor for both
-// (prefill is compute-bound, decode memory-bound), so the learner fits two scales,
-//   measured step ~= a * model_prefill(step) + b * model_decode(step),
-// by recursive least squares with exponential forgetting over the steps the engine
-// reports (a mixed step of chunked prefill and decodes fits both at once). Until a step
-// has been seen it answers the model (a = b = 1). Not thread-safe: one per runtime.
+// A pass is priced linearly in what an engine's scheduler knows about it:
+//   prefill pass  = prefill_pass + prefill_token * n + prefill_pair * n * (context + (n+1)/2)
+//   decode step   = decode_pass + decode_seq * batch + decode_context * (KV tokens of the batch)
+// (matrix multiplies per token, attention per query-key pair, KV reads per token, and a
+// fixed cost per pass: launch overhead, weights read once). A step that mixes chunked
+// prefill with decodes pays both. The learner fits the six coefficients by recursive least
+// squares with exponential forgetting over the steps the engine reports, starting from a
+// prior (the roofline model's fit, or an engine's own calibration): a real engine that is
+// faster or slower than the prior, and not by the same factor in both phases, converges
+// to its own costs. Not thread-safe: one per runtime.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/time.h"
-#include "model/exec_model.h"
 #include "runtime/step_costs.h"
 
 namespace tempo {
+
+struct StepCostCoefficients {
+  double prefill_pass_ns = 0;
+  double prefill_token_ns = 0;
+  double prefill_pair_ns = 0;
+  double decode_pass_ns = 0;
+  double decode_seq_ns = 0;
+  double decode_context_ns = 0;
+  double retrieval_bps = 0;  // fast tier to GPU, bytes/s (> 0)
+};
 
 // What one engine step computed.
 struct StepWork {
@@ -28,17 +41,16 @@ struct StepWork {
 
 class StepCostLearner final : public StepCosts {
  public:
-  // `model` must outlive the learner. `forgetting` in (0, 1]: the weight of a step falls
-  // by this factor with every later one (1: all steps count alike). Throws
-  // std::invalid_argument outside that range.
-  explicit StepCostLearner(const ExecModel& model, double retrieval_bps = 0,
-                           double forgetting = 0.98);
+  // `prior` gives the starting costs; each coefficient may then move by about its own size
+  // (a zero coefficient stays zero). `forgetting` in (0, 1]: a step's weight falls by this
+  // factor with every later one. Throws std::invalid_argument for a negative coefficient,
+  // retrieval_bps <= 0 or forgetting outside (0, 1].
+  explicit StepCostLearner(const StepCostCoefficients& prior, double forgetting = 1.0);
 
   // A step of `work` took `measured` ns. -EINVAL for a duration <= 0 or a step with no work.
   int observe(const StepWork& work, TimeNs measured);
 
-  double prefill_scale() const { return theta_[0]; }
-  double decode_scale() const { return theta_[1]; }
+  StepCostCoefficients coefficients() const;
   uint64_t observations() const { return observations_; }
 
   TimeNs prefill_time(uint64_t new_tokens, uint64_t context_tokens) const override;
@@ -48,10 +60,18 @@ class StepCostLearner final : public StepCosts {
   TimeNs retrieval_time(uint64_t bytes) const override;
 
  private:
-  ExecModelCosts model_;
+  static constexpr int kN = 6;
+  using Vec = std::array<double, kN>;
+
+  double theta(int i) const { return phi_[i] * prior_[i]; }
+
+  // The least squares run on each coefficient relative to its prior (phi = theta / prior),
+  // in milliseconds, so the state is well conditioned whatever the coefficients' units.
+  Vec prior_{};
+  Vec phi_{};
+  std::array<Vec, kN> p_{};  // inverse information of phi
+  double retrieval_bps_;
   double forgetting_;
-  double theta_[2] = {1.0, 1.0};               // prefill and decode scales
-  double p_[2][2] = {{1e4, 0.0}, {0.0, 1e4}};  // inverse information (wide prior)
   uint64_t observations_ = 0;
 };
 

@@ -6,6 +6,7 @@
 //    (the GPU work the call runs beside).
 // Prints one line per figure: median microseconds over the repetitions, and the ratio.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "model/exec_model.h"
+#include "step_cost_fit.h"
 #include "tempo/tempo.h"
 
 namespace {
@@ -78,12 +80,26 @@ int main() {
   }
   std::vector<tempo_running_seq> running(4);
   for (uint64_t i = 0; i < running.size(); ++i) running[i] = {3000, 3000, uint32_t(10 + i), 0, 0};
-  const tempo_runtime_config rc{"llama-3.1-8b-instruct", "h100-pcie-80gb", 4, 128, 1, 0, 0, {}};
-  tempo_runtime* rt = nullptr;
-  if (const int r = tempo_runtime_new(ctx, &rc, &rt); r != 0) return fail("tempo_runtime_new", r);
   tempo::ExecModel model;
   std::string error;
-  tempo::load_exec_model("llama-3.1-8b-instruct", "h100-pcie-80gb", &model, &error);
+  if (tempo::load_exec_model("llama-3.1-8b-instruct", "h100-pcie-80gb", &model, &error) != 0)
+    return fail(error.c_str(), -EINVAL);
+  const tempo::StepCostCoefficients f = tempo::fit_step_costs(model, 0);
+  const tempo_runtime_config rc{{f.prefill_pass_ns,
+                                 f.prefill_token_ns,
+                                 f.prefill_pair_ns,
+                                 f.decode_pass_ns,
+                                 f.decode_seq_ns,
+                                 f.decode_context_ns,
+                                 f.retrieval_bps,
+                                 {0, 0}},
+                                4,
+                                128,
+                                1,
+                                0,
+                                {0, 0, 0, 0}};
+  tempo_runtime* rt = nullptr;
+  if (const int r = tempo_runtime_new(ctx, &rc, &rt); r != 0) return fail("tempo_runtime_new", r);
   const tempo::TimeNs decode = model.decode_step_time(4, 4 * 3010);
   tempo_step step{};
   step.running = running.data();
@@ -102,6 +118,18 @@ int main() {
       step_us, static_cast<double>(decode) / 1e3, step_us * 1e3 / static_cast<double>(decode));
   tempo_runtime_free(rt);
   tempo_ctx_unref(ctx);
+  // The roofline model's fit for the shipped model files: a runtime's prior.
+  for (const char* name : {"llama-3.1-8b-instruct", "qwen2.5-14b-instruct"}) {
+    if (tempo::load_exec_model(name, "h100-pcie-80gb", &model, &error) != 0)
+      return fail(error.c_str(), -EINVAL);
+    const tempo::StepCostCoefficients c = tempo::fit_step_costs(model, 0);
+    std::printf(
+        "prior %s on h100-pcie-80gb: prefill_pass_ns %.0f prefill_token_ns %.1f "
+        "prefill_pair_ns %.4f decode_pass_ns %.0f decode_seq_ns %.1f "
+        "decode_context_ns %.3f retrieval_bps %.4g\n",
+        name, c.prefill_pass_ns, c.prefill_token_ns, c.prefill_pair_ns, c.decode_pass_ns,
+        c.decode_seq_ns, c.decode_context_ns, c.retrieval_bps);
+  }
   tempo_config_free(cfg);
   return 0;
 }

@@ -1,6 +1,6 @@
 // The engines' C ABI (ABI 0.3) through libtempo.so: the key scheme, the store's lookup,
 // idempotent put, delete and asynchronous put on the uring device, and the per-step
-// runtime call on sim. tempo_core is linked only to compute expected times from the model.
+// runtime call on sim.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "model/exec_model.h"
 #include "tempo/tempo.h"
 
 namespace {
@@ -172,16 +171,28 @@ TEST(EnginesCApi, WriterPutsInTheBackgroundAndReportsEachCompletion) {
   EXPECT_EQ(prefix, 16u);
 }
 
-tempo_runtime_config llama_runtime(uint32_t max_active, uint32_t learn) {
-  return tempo_runtime_config{
-      "llama-3.1-8b-instruct", "h100-pcie-80gb", max_active, 64, learn, 0, 0, {0, 0, 0, 0}};
+// Round numbers: a 1 ms prefill pass, 50 us per token, 1 ns per attention pair; a 5 ms
+// decode step, 20 us per sequence, 10 ns per KV token; 10 GB/s retrieval.
+constexpr tempo_step_costs kPrior{1e6, 5e4, 1.0, 5e6, 2e4, 10.0, 1e10, {0, 0}};
+
+tempo_runtime_config runtime_config(uint32_t max_active, uint32_t learn) {
+  return tempo_runtime_config{kPrior, max_active, 64, learn, 0, {0, 0, 0, 0}};
+}
+
+int64_t prefill_ns(uint64_t n, uint64_t ctx) {
+  return static_cast<int64_t>(1e6 + 5e4 * double(n) +
+                              double(n) * (double(ctx) + (double(n) + 1) / 2));
+}
+
+// `steps` decode steps of `batch` sequences from `ctx` KV tokens.
+int64_t decode_ns(uint64_t batch, uint64_t ctx, uint64_t steps) {
+  const double s = double(steps);
+  return static_cast<int64_t>(s * (5e6 + 2e4 * double(batch)) +
+                              10.0 * (s * double(ctx) + double(batch) * s * (s - 1) / 2));
 }
 
 TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   Ctx c({{"fast_tier_bytes", "100MB"}, {"budget_bytes", "50MB"}, {"policy", "tempo"}});
-  tempo::ExecModel model;
-  std::string error;
-  ASSERT_EQ(tempo::load_exec_model("llama-3.1-8b-instruct", "h100-pcie-80gb", &model, &error), 0);
   const tempo_object objs[] = {{1, 1000}, {2, 1000}};
   ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs, 2), 0);
   tempo_claim_id a = 0, b = 0;
@@ -189,15 +200,19 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   ASSERT_EQ(tempo_claim_report(c.ctx, objs + 1, 1, 60'000'000'000, &b), 0);
 
   tempo_runtime* rt = nullptr;
-  tempo_runtime_config bad = llama_runtime(0, 0);
+  tempo_runtime_config bad = runtime_config(0, 0);
   EXPECT_EQ(tempo_runtime_new(c.ctx, &bad, &rt), -EINVAL);
-  bad = llama_runtime(2, 0);
-  bad.model = "no-such-model";
-  EXPECT_EQ(tempo_runtime_new(c.ctx, &bad, &rt), -ENOENT);
-  const tempo_runtime_config cfg = llama_runtime(2, 0);
+  bad = runtime_config(2, 0);
+  bad.costs.decode_seq_ns = -1;
+  EXPECT_EQ(tempo_runtime_new(c.ctx, &bad, &rt), -EINVAL);
+  bad = runtime_config(2, 0);
+  bad.costs.retrieval_bps = 0;
+  EXPECT_EQ(tempo_runtime_new(c.ctx, &bad, &rt), -EINVAL);
+  const tempo_runtime_config cfg = runtime_config(2, 0);
   ASSERT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
 
-  // Two free slots: b waits behind a's retrieval (0 bytes) and its 3000-token prefill.
+  // Two slots: a and the claimless request are admitted; b waits until one of them has run
+  // its prefill and its 63 decode steps (the generation limit, 64, with no history).
   const tempo_waiting_seq waiting[] = {
       {3256, 256, a, 0}, {5000, 256, TEMPO_NO_CLAIM, 0}, {4256, 256, b, 0}};
   tempo_step step{};
@@ -208,11 +223,9 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   ASSERT_EQ(tempo_claim_query(c.ctx, a, &ia), 0);
   ASSERT_EQ(tempo_claim_query(c.ctx, b, &ib), 0);
   EXPECT_EQ(ia.ttu_ns, 0);
-  // b is admitted after the third slot frees: a and the claimless request run to their
-  // predicted output (the generation limit, 64, with no history) first.
-  const tempo::TimeNs prefills = model.prefill_time(3000, 256) + model.prefill_time(4744, 256);
-  const tempo::TimeNs decodes = model.decode_steps_time(2, 3256 + 5000, 63);
-  EXPECT_EQ(ib.ttu_ns, prefills + decodes);
+  const int64_t expected =
+      prefill_ns(3000, 256) + prefill_ns(4744, 256) + decode_ns(2, 3256 + 5000, 63);
+  EXPECT_NEAR(double(ib.ttu_ns), double(expected), 2.0);  // rounding of three sums
 
   // Bad steps change nothing.
   tempo_waiting_seq unknown[] = {{100, 0, 999, 0}};
@@ -226,44 +239,54 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   step.waiting_count = 3;
   step.duration_ns = 1000;  // a duration with no work
   EXPECT_EQ(tempo_runtime_step(rt, &step), -EINVAL);
+  const int64_t before = ib.ttu_ns;
   ASSERT_EQ(tempo_claim_query(c.ctx, b, &ib), 0);
-  EXPECT_EQ(ib.ttu_ns, prefills + decodes);
+  EXPECT_EQ(ib.ttu_ns, before);
 
   EXPECT_EQ(tempo_runtime_finished(rt, 10), 0);
-  tempo_runtime_costs costs{};
-  ASSERT_EQ(tempo_runtime_get_costs(rt, &costs), 0);
-  EXPECT_EQ(costs.prefill_scale, 1.0);
-  EXPECT_EQ(costs.steps_learned, 0u);  // not learning
+  tempo_step_costs costs{};
+  uint64_t learned = 9;
+  ASSERT_EQ(tempo_runtime_get_costs(rt, &costs, &learned), 0);
+  EXPECT_EQ(costs.prefill_token_ns, 5e4);
+  EXPECT_EQ(learned, 0u);  // not learning
   tempo_runtime_free(rt);
 }
 
 TEST(EnginesCApi, RuntimeLearnsFromReportedStepDurations) {
   Ctx c({{"fast_tier_bytes", "100MB"}, {"budget_bytes", "50MB"}});
-  tempo::ExecModel model;
-  std::string error;
-  ASSERT_EQ(tempo::load_exec_model("llama-3.1-8b-instruct", "h100-pcie-80gb", &model, &error), 0);
   tempo_runtime* rt = nullptr;
-  const tempo_runtime_config cfg = llama_runtime(4, 1);
+  const tempo_runtime_config cfg = runtime_config(4, 1);
   ASSERT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
-  // An engine 20% slower than the model in both phases.
-  for (uint64_t i = 0; i < 40; ++i) {
+  // An engine 20% slower than the prior in both phases.
+  for (uint64_t i = 0; i < 200; ++i) {
     tempo_step step{};
     if (i % 2 == 0) {
-      step.prefill_tokens = 1000 + 100 * i;
-      step.duration_ns = model.prefill_time(step.prefill_tokens, 0) * 6 / 5;
+      step.prefill_tokens = 128 << (i % 6);
+      step.prefill_context_tokens = 1024 * (i % 3);
+      step.duration_ns = prefill_ns(step.prefill_tokens, step.prefill_context_tokens) * 6 / 5;
     } else {
-      step.decode_seqs = 1 + i % 4;
-      step.decode_context_tokens = 2000 * step.decode_seqs;
-      step.duration_ns =
-          model.decode_step_time(step.decode_seqs, step.decode_context_tokens) * 6 / 5;
+      step.decode_seqs = 1 + i % 8;
+      step.decode_context_tokens = (1500 + 10 * i) * step.decode_seqs;
+      step.duration_ns = decode_ns(step.decode_seqs, step.decode_context_tokens, 1) * 6 / 5;
     }
     ASSERT_EQ(tempo_runtime_step(rt, &step), 0);
   }
-  tempo_runtime_costs costs{};
-  ASSERT_EQ(tempo_runtime_get_costs(rt, &costs), 0);
-  EXPECT_EQ(costs.steps_learned, 40u);
-  EXPECT_NEAR(costs.prefill_scale, 1.2, 1e-4);
-  EXPECT_NEAR(costs.decode_scale, 1.2, 1e-4);
+  tempo_step_costs costs{};
+  uint64_t learned = 0;
+  ASSERT_EQ(tempo_runtime_get_costs(rt, &costs, &learned), 0);
+  EXPECT_EQ(learned, 200u);
+  // The learned costs price a pass within 1% of the engine's.
+  const auto prefill = [&](double n, double ctx) {
+    return costs.prefill_pass_ns + costs.prefill_token_ns * n +
+           costs.prefill_pair_ns * n * (ctx + (n + 1) / 2);
+  };
+  const auto decode = [&](double b, double ctx) {
+    return costs.decode_pass_ns + costs.decode_seq_ns * b + costs.decode_context_ns * ctx;
+  };
+  EXPECT_NEAR(prefill(2048, 1024), 1.2 * double(prefill_ns(2048, 1024)),
+              1.2e-2 * double(prefill_ns(2048, 1024)));
+  EXPECT_NEAR(decode(4, 8000), 1.2 * double(decode_ns(4, 8000, 1)),
+              1.2e-2 * double(decode_ns(4, 8000, 1)));
   tempo_runtime_free(rt);
 }
 

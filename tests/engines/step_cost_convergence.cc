@@ -3,12 +3,13 @@
 // requests runs through a vLLM-like engine (FCFS admission into max_active slots; each
 // admitted request's retrieval and prefill pass, then one decode step of the batch; fixed
 // output length, so output prediction is exact and the error left is the step costs'). At
-// every engine pass the TTU of the first waiting claims is estimated with the model's
-// costs and with the learner's; once the run is over each estimate is compared with the
-// time the request's retrieval actually began. Prints CSV: one row per pass with the mean
-// relative TTU error of both and the learned scales. Every pass's true duration carries
-// independent noise (normal, `--noise` standard deviation relative to its cost), as a real
-// engine's measured steps do.
+// every engine pass the TTU of the first waiting claims is estimated with the model files'
+// costs (their linear fit, the learner's prior, held fixed) and with the learner's; once the run is
+// over each estimate is compared with the time the request's retrieval actually began. Prints CSV:
+// one row per pass with the mean relative TTU error of both, and the learned cost of a 3000-token
+// prefill after 2000 cached and of a 4-sequence decode step over 16000 KV tokens, relative to the
+// prior's. Every pass's true duration carries independent noise (normal, `--noise` standard
+// deviation relative to its cost), as a real engine's measured steps do.
 //   step_cost_convergence [--prefill F] [--decode F] [--noise S] [--passes N]
 #include <algorithm>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "runtime/output_length_history.h"
 #include "runtime/step_cost_learner.h"
 #include "runtime/ttu_estimator.h"
+#include "step_cost_fit.h"
 #include "workload/rng.h"
 
 namespace {
@@ -79,8 +81,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "step_cost_convergence: %s\n", error.c_str());
     return 1;
   }
-  const tempo::ExecModelCosts fixed(model);
-  tempo::StepCostLearner learner(model);
+  const tempo::StepCostCoefficients prior = fit_step_costs(model, 0);
+  const tempo::StepCostLearner fixed(prior, 1.0);
+  tempo::StepCostLearner learner(prior);
   tempo::OutputLengthHistory history;
   for (int i = 0; i < 16; ++i) history.record(kOutput);
 
@@ -127,8 +130,11 @@ int main(int argc, char** argv) {
     tempo::estimate_ttu(snap, fixed, history, &a);
     tempo::estimate_ttu(snap, learner, history, &b);
     Pass p;
-    p.prefill_scale = learner.prefill_scale();
-    p.decode_scale = learner.decode_scale();
+    // The learned costs of a typical prefill and decode step against the prior's.
+    p.prefill_scale = static_cast<double>(learner.prefill_time(3000, 2000)) /
+                      static_cast<double>(fixed.prefill_time(3000, 2000));
+    p.decode_scale = static_cast<double>(learner.decode_step_time(4, 16000)) /
+                     static_cast<double>(fixed.decode_step_time(4, 16000));
     for (size_t k = 0; k < a.size(); ++k)
       p.estimates.push_back({a[k].claim - 1, now, a[k].ttu, b[k].ttu});
     log.push_back(std::move(p));

@@ -297,15 +297,26 @@ TEMPO_EXPORT void tempo_writer_free(struct tempo_writer* w);
  * keeps the shared timeline, estimates each waiting claim's TTU and revises the claims and
  * the waiting order itself (Documentation/engines.md, "The per-step call"). */
 struct tempo_runtime;
+/* Linear step costs (Documentation/engines.md): a prefill pass costs prefill_pass_ns +
+ * prefill_token_ns * n + prefill_pair_ns * n * (context + (n+1)/2), a decode step
+ * decode_pass_ns + decode_seq_ns * batch + decode_context_ns * (KV tokens of the batch). */
+struct tempo_step_costs {
+  double prefill_pass_ns;
+  double prefill_token_ns;
+  double prefill_pair_ns;
+  double decode_pass_ns;
+  double decode_seq_ns;
+  double decode_context_ns;
+  double retrieval_bps; /* fast tier to GPU, bytes/s */
+  uint64_t reserved[2]; /* zero */
+};
 struct tempo_runtime_config {
-  const char* model;         /* model definition: a name under data/models or a path */
-  const char* gpu;           /* GPU definition: a name under data/gpus or a path */
-  uint32_t max_active;       /* the engine's active-sequence limit (vLLM max_num_seqs) */
-  uint32_t generation_limit; /* max output tokens per request */
-  uint32_t learn;            /* nonzero: learn step costs from reported step durations */
-  uint32_t history_window;   /* completed outputs kept for conditioning (0: 256) */
-  double retrieval_bps;      /* fast tier to GPU, bytes/s (0: the GPU's host link) */
-  uint64_t reserved[4];      /* zero */
+  struct tempo_step_costs costs; /* the prior: every coefficient >= 0, retrieval_bps > 0 */
+  uint32_t max_active;           /* the engine's active-sequence limit (vLLM max_num_seqs) */
+  uint32_t generation_limit;     /* max output tokens per request */
+  uint32_t learn;                /* nonzero: learn the costs from reported step durations */
+  uint32_t history_window;       /* completed outputs kept for conditioning (0: 256) */
+  uint64_t reserved[4];          /* zero */
 };
 /* A running sequence (holds a slot). */
 struct tempo_running_seq {
@@ -335,17 +346,9 @@ struct tempo_step {
   uint64_t decode_context_tokens;  /* their KV tokens, summed */
   uint64_t reserved[4];            /* zero */
 };
-/* The step costs in use: scales on the model's prefill and decode times. */
-struct tempo_runtime_costs {
-  double prefill_scale;
-  double decode_scale;
-  uint64_t steps_learned;
-  uint64_t reserved[2];
-};
-
 /* A runtime side over ctx (holds a reference). -EINVAL a zero max_active or
- * generation_limit, a nonzero reserved field or an invalid definition file, -ENOENT a model
- * or GPU definition not found (both logged through the context's log function). */
+ * generation_limit, a negative coefficient, retrieval_bps <= 0, a nonzero reserved field.
+ * `make bench-engines` prints the roofline model's fit for the shipped model files. */
 TEMPO_EXPORT int tempo_runtime_new(struct tempo_ctx* ctx, const struct tempo_runtime_config* config,
                                    struct tempo_runtime** out);
 TEMPO_EXPORT void tempo_runtime_free(struct tempo_runtime* rt);
@@ -357,7 +360,9 @@ TEMPO_EXPORT void tempo_runtime_free(struct tempo_runtime* rt);
 TEMPO_EXPORT int tempo_runtime_step(struct tempo_runtime* rt, const struct tempo_step* step);
 /* A request completed with output_tokens generated: conditions later output lengths. */
 TEMPO_EXPORT int tempo_runtime_finished(struct tempo_runtime* rt, uint32_t output_tokens);
-TEMPO_EXPORT int tempo_runtime_get_costs(struct tempo_runtime* rt, struct tempo_runtime_costs* out);
+/* The step costs in use (the prior until a step is learned) and how many steps were learned. */
+TEMPO_EXPORT int tempo_runtime_get_costs(struct tempo_runtime* rt, struct tempo_step_costs* out,
+                                         uint64_t* steps_learned);
 
 #ifdef __cplusplus
 }
