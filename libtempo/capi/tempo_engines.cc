@@ -83,7 +83,6 @@ struct tempo_writer {
 struct tempo_runtime {
   tempo_ctx* ctx = nullptr;
   std::mutex mu;
-  tempo::ExecModel model;
   std::unique_ptr<tempo::StepCostLearner> costs;        // guarded by mu
   std::unique_ptr<tempo::OutputLengthHistory> history;  // guarded by mu
   uint32_t max_active = 0;

@@ -8,9 +8,11 @@
 #include "device/sim_device.h"
 #include "stack/threaded_driver.h"
 #include "stack/virtual_driver.h"
+#ifndef TEMPO_WITHOUT_URING
 #include "store/idempotent_put.h"
 #include "store/object_store.h"
 #include "uring/uring_device.h"
+#endif
 
 namespace tempo {
 namespace {
@@ -21,8 +23,15 @@ StackConfig stack_config(const Settings& s, uint32_t staging_slots) {
                      ControllerConfig{s.policy, s.tick_ns}};
 }
 
+#ifdef TEMPO_WITHOUT_URING
+int open_uring(const Settings&, const Clock&, std::shared_ptr<ObjectStore>*,
+               std::unique_ptr<Device>*, std::string* error) {
+  *error = "device 'uring' is not available: libtempo was built without liburing";
+  return -EOPNOTSUPP;
+}
+#else
 // The uring device's store and device. 0, or -errno with `error`.
-int open_uring(const Settings& s, const Clock& clock, std::unique_ptr<ObjectStore>* store,
+int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStore>* store,
                std::unique_ptr<Device>* device, std::string* error) {
   ObjectStoreOptions so;
   so.dir = s.uring.store_path;
@@ -31,7 +40,8 @@ int open_uring(const Settings& s, const Clock& clock, std::unique_ptr<ObjectStor
   so.sync = s.uring.store_sync;
   so.direct_io = s.uring.direct_io;
   RecoveryReport report;
-  if (const int r = ObjectStore::open(so, store, &report); r != 0) {
+  std::unique_ptr<ObjectStore> opened;
+  if (const int r = ObjectStore::open(so, &opened, &report); r != 0) {
     *error =
         "uring.store_path '" + so.dir + "': cannot open the object store: " + std::strerror(-r);
     return r;
@@ -51,6 +61,7 @@ int open_uring(const Settings& s, const Clock& clock, std::unique_ptr<ObjectStor
   d.eviction = s.eviction;
   d.staging_rate_bps = s.calibration_rate_bps;
   d.demand_rate_bps = s.demand_rate_bps;
+  *store = std::move(opened);
   std::unique_ptr<UringDevice> dev;
   if (const int r = UringDevice::create(**store, d, clock, &dev, error); r != 0) return r;
   const uint64_t capacity = dev->info().capacity_bytes;
@@ -62,6 +73,7 @@ int open_uring(const Settings& s, const Clock& clock, std::unique_ptr<ObjectStor
   *device = std::move(dev);
   return 0;
 }
+#endif
 
 }  // namespace
 
@@ -137,7 +149,7 @@ int Context::start_threaded(const StackConfig& config, std::string* error) {
 }
 
 Context::~Context() {
-  driver_->stop();
+  if (driver_) driver_->stop();  // a context that failed to build may have none yet
   // The stack holds pins on the device, the device reads the store.
   stack_.reset();
   owned_device_.reset();
@@ -203,15 +215,26 @@ int Context::sim_advance(TimeNs ns) {
 }
 
 int Context::store_put(ObjectKey key, std::span<const std::byte> data) {
+#ifdef TEMPO_WITHOUT_URING
+  (void)key;
+  (void)data;
+  return -EOPNOTSUPP;
+#else
   if (store_ == nullptr) return -EOPNOTSUPP;
   if (data.empty()) return -EINVAL;
   // The store serialises its own writers; the loop thread only reads placed objects.
   return put_idempotent(*store_, key, data);
+#endif
 }
 
 int Context::store_delete(ObjectKey key) {
+#ifdef TEMPO_WITHOUT_URING
+  (void)key;
+  return -EOPNOTSUPP;
+#else
   if (store_ == nullptr) return -EOPNOTSUPP;
   return store_->remove(key);
+#endif
 }
 
 }  // namespace tempo
