@@ -11,7 +11,8 @@ from typing import Sequence
 
 from . import _native_engines as ne
 from ._native import lib
-from .binding import ClosedError, Context, _check_int, _raise
+from ._handle import OwnedHandle
+from .binding import Context, _check_int, _raise
 
 _U64_MAX = (1 << 64) - 1
 _U32_MAX = (1 << 32) - 1
@@ -67,8 +68,10 @@ class StepWork:
     decode_context_tokens: int = 0
 
 
-class Runtime:
+class Runtime(OwnedHandle):
     """The runtime side over a Context. Thread-safe in the library; one per engine."""
+
+    _what = "runtime"
 
     def __init__(self, ctx: Context, costs: StepCosts, max_active: int, generation_limit: int,
                  learn: bool = True, history_window: int = 0) -> None:
@@ -90,12 +93,7 @@ class Runtime:
                    "tempo_runtime_new (costs >= 0, retrieval_bps > 0)")
         finally:
             lib.tempo_ctx_unref(ptr)
-        self._handle: int | None = handle.value
-
-    def _ptr(self) -> int:
-        if self._handle is None:
-            raise ClosedError("the runtime is closed")
-        return self._handle
+        super().__init__(handle.value, lib.tempo_runtime_free)
 
     def step(self, running: Sequence[RunningSeq], waiting: Sequence[WaitingSeq],
              duration_ns: int = 0, work: StepWork | None = None) -> None:
@@ -135,20 +133,3 @@ class Runtime:
         _raise(lib.tempo_runtime_get_costs(self._ptr(), ctypes.byref(c), ctypes.byref(n)),
                "tempo_runtime_get_costs")
         return StepCosts(*[getattr(c, f.name) for f in fields(StepCosts)]), n.value
-
-    def close(self) -> None:
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            lib.tempo_runtime_free(handle)
-
-    def __enter__(self) -> "Runtime":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass

@@ -11,7 +11,8 @@ from typing import Any, Sequence
 
 from ._native import lib
 from ._native_engines import PutCompletion
-from .binding import ClosedError, Context, TempoError, _check_int, _raise
+from ._handle import OwnedHandle
+from .binding import Context, TempoError, _check_int, _raise
 
 _U64_MAX = (1 << 64) - 1
 
@@ -80,9 +81,12 @@ class PutResult:
     error: int  # 0, or the positive errno the put failed with
 
 
-class Writer:
+class Writer(OwnedHandle):
     """Asynchronous puts on `threads` library threads. put() returns at once and keeps its
-    buffer alive until the put's completion is collected by completions() or wait()."""
+    buffer alive until the put's completion is collected by completions() or wait(). close()
+    finishes the queued puts first."""
+
+    _what = "writer"
 
     def __init__(self, ctx: Context, threads: int = 2) -> None:
         if not isinstance(ctx, Context):
@@ -94,15 +98,10 @@ class Writer:
             _raise(lib.tempo_writer_new(ptr, threads, ctypes.byref(handle)), "tempo_writer_new")
         finally:
             lib.tempo_ctx_unref(ptr)
-        self._handle: int | None = handle.value
         self._lock = threading.Lock()
         self._inflight: dict[int, Any] = {}  # cookie -> buffer kept alive
         self._next_cookie = 1
-
-    def _ptr(self) -> int:
-        if self._handle is None:
-            raise ClosedError("the writer is closed")
-        return self._handle
+        super().__init__(handle.value, lib.tempo_writer_free)
 
     def put(self, key: int, data: Any) -> int:
         """Queues a put of a CPU tensor or writable buffer; returns its cookie."""
@@ -147,25 +146,10 @@ class Writer:
         with self._lock:
             return len(self._inflight)
 
-    def close(self) -> None:
-        """Finishes the queued puts and frees the writer; closing twice is allowed."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            lib.tempo_writer_free(handle)
-            with self._lock:
-                self._inflight.clear()
-
-    def __enter__(self) -> "Writer":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _closed(self) -> None:
+        # Freeing finished every queued put: no buffer is read any more.
+        with self._lock:
+            self._inflight.clear()
 
 
 __all__ = ["PutResult", "Store", "TempoError", "Writer"]
