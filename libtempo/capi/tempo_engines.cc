@@ -22,6 +22,9 @@
 #include "runtime/ttu_estimator.h"
 #include "stack/context.h"
 #include "tempo/tempo.h"
+#ifndef TEMPO_WITHOUT_URING
+#include "uring/uring_device.h"
+#endif
 
 namespace {
 
@@ -137,6 +140,24 @@ TEMPO_EXPORT int tempo_store_delete(tempo_ctx* ctx, uint64_t key) {
   tempo::Context* c = tempo_capi_context(ctx);
   if (!c) return -EINVAL;
   return guarded([&] { return c->store_delete(key); });
+}
+
+TEMPO_EXPORT int tempo_ctx_fast_tier(tempo_ctx* ctx, void** base, uint64_t* bytes) {
+  tempo::Context* c = tempo_capi_context(ctx);
+  if (!c || !base || !bytes) return -EINVAL;
+#ifdef TEMPO_WITHOUT_URING
+  return -EOPNOTSUPP;
+#else
+  return guarded([&] {
+    return c->call([&](tempo::Stack& s) {
+      const auto* dev = dynamic_cast<const tempo::UringDevice*>(&s.device());
+      if (dev == nullptr) return -EOPNOTSUPP;
+      *base = dev->region().base();
+      *bytes = dev->region().size();
+      return 0;
+    });
+  });
+#endif
 }
 
 TEMPO_EXPORT int tempo_writer_new(tempo_ctx* ctx, unsigned threads, tempo_writer** out) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <numeric>
 #include <string>
@@ -128,6 +129,36 @@ TEST(EnginesCApi, IdempotentPutDeleteAndAFreshProcessSeesTheStore) {
   ASSERT_EQ(tempo_store_lookup(c.ctx, chain, 3, &prefix), 0);
   EXPECT_EQ(prefix, 3u);
   EXPECT_EQ(tempo_store_put(c.ctx, 1, b.data(), b.size()), -EEXIST);  // the old bytes stay
+}
+
+TEST(EnginesCApi, FastTierMemoryHoldsEveryExtent) {
+  Ctx sim({{"fast_tier_bytes", "10000"}, {"budget_bytes", "5000"}});
+  void* base = nullptr;
+  uint64_t bytes = 0;
+  EXPECT_EQ(tempo_ctx_fast_tier(sim.ctx, &base, &bytes), -EOPNOTSUPP);
+  TempDir dir;
+  Ctx c(uring(dir.path()));
+  ASSERT_EQ(tempo_ctx_fast_tier(c.ctx, &base, &bytes), 0);
+  EXPECT_EQ(bytes, 4u << 20);
+  const auto a = bytes_of(5, 8192);
+  ASSERT_EQ(tempo_store_put(c.ctx, 5, a.data(), a.size()), 0);
+  const tempo_object obj{5, 8192};
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, &obj, 1, 0, &id), 0);
+  int outcome = -1;
+  ASSERT_EQ(tempo_claim_request_retrieval(c.ctx, id, &outcome), 0);
+  ASSERT_EQ(tempo_claim_wait_ready(c.ctx, id, 10'000'000'000, &outcome), 0);
+  ASSERT_EQ(tempo_claim_transfer_begin(c.ctx, id), 0);
+  tempo_extent ext[4];
+  size_t n = 0;
+  ASSERT_EQ(tempo_claim_extents(c.ctx, id, ext, 4, &n), 0);
+  ASSERT_EQ(n, 1u);
+  const auto* lo = static_cast<const unsigned char*>(base);
+  const auto* p = static_cast<const unsigned char*>(ext[0].addr);
+  EXPECT_GE(p, lo);
+  EXPECT_LE(p + ext[0].bytes, lo + bytes);
+  EXPECT_EQ(std::memcmp(p, a.data(), a.size()), 0);
+  ASSERT_EQ(tempo_claim_transfer_end(c.ctx, id), 0);
 }
 
 TEST(EnginesCApi, WriterPutsInTheBackgroundAndReportsEachCompletion) {

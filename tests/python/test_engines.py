@@ -11,7 +11,7 @@ import unittest
 from tempokv import Context, TempoError
 from tempokv.keys import KeyScheme
 from tempokv.runtime import Runtime, RunningSeq, StepCosts, StepWork, WaitingSeq
-from tempokv.store import Store, Writer
+from tempokv.store import Store, Writer, fast_tier_memory
 
 # A 1 ms prefill pass, 50 us per token, 1 ns per attention pair; a 5 ms decode step, 20 us
 # per sequence, 10 ns per KV token; 10 GB/s retrieval.
@@ -90,6 +90,9 @@ class StoreAndWriter(unittest.TestCase):
             self.assertEqual(store.lookup([1, 2, 3, 4]), 2)
         with Context(self.settings) as ctx:  # a fresh process over the same store
             self.assertEqual(Store(ctx).lookup([1, 2, 3]), 2)
+            base, size = fast_tier_memory(ctx)
+            self.assertEqual(size, 4 << 20)
+            self.assertNotEqual(base, 0)
             self.assertTrue(Store(ctx).exists(5))
 
 

@@ -268,6 +268,11 @@ TEMPO_EXPORT int tempo_store_lookup(struct tempo_ctx* ctx, const uint64_t* keys,
  * staged it keep their fast-tier copy until they end. */
 TEMPO_EXPORT int tempo_store_delete(struct tempo_ctx* ctx, uint64_t key);
 
+/* The fast tier's memory, for registering it with a GPU runtime once (cudaHostRegister)
+ * so copies out of ready extents are DMA from pinned memory: every extent of
+ * tempo_claim_extents lies in [*base, *base + *bytes). -EOPNOTSUPP on sim (no bytes). */
+TEMPO_EXPORT int tempo_ctx_fast_tier(struct tempo_ctx* ctx, void** base, uint64_t* bytes);
+
 /* Asynchronous puts: a writer owns `threads` threads that run tempo_store_put for queued
  * objects, so a worker never waits on a save. The caller keeps each object's bytes valid
  * until its completion is taken. */

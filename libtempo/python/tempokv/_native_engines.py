@@ -66,6 +66,7 @@ def _declare() -> None:
         "tempo_key_layer_group": (c_uint64, [c_uint64, c_uint32]),
         "tempo_store_lookup": (c_int, [vp, P(c_uint64), c_size_t, P(c_size_t)]),
         "tempo_store_delete": (c_int, [vp, c_uint64]),
+        "tempo_ctx_fast_tier": (c_int, [vp, P(vp), P(c_uint64)]),
         "tempo_writer_new": (c_int, [vp, ctypes.c_uint, P(vp)]),
         "tempo_writer_put": (c_int, [vp, c_uint64, vp, c_size_t, c_uint64]),
         "tempo_writer_completions": (c_int, [vp, P(PutCompletion), c_size_t, P(c_size_t)]),

@@ -74,6 +74,18 @@ class Store:
         self.ctx._call(f"tempo_store_delete(key {key})", lib.tempo_store_delete, key)
 
 
+def fast_tier_memory(ctx: Context) -> tuple[int, int]:
+    """(address, bytes) of the fast tier's memory, which holds every ready extent: register
+    it with the GPU runtime once, e.g.
+    torch.cuda.cudart().cudaHostRegister(address, bytes, 0), so copies to the GPU are DMA
+    from pinned memory. TempoError EOPNOTSUPP on sim."""
+    base = ctypes.c_void_p()
+    size = ctypes.c_uint64()
+    ctx._call("tempo_ctx_fast_tier", lib.tempo_ctx_fast_tier, ctypes.byref(base),
+              ctypes.byref(size))
+    return base.value or 0, size.value
+
+
 @dataclass(frozen=True)
 class PutResult:
     key: int
@@ -152,4 +164,4 @@ class Writer(OwnedHandle):
             self._inflight.clear()
 
 
-__all__ = ["PutResult", "Store", "TempoError", "Writer"]
+__all__ = ["PutResult", "Store", "TempoError", "Writer", "fast_tier_memory"]
