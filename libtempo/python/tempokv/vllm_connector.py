@@ -277,7 +277,10 @@ class TempoKVConnector(_ConnectorBase):  # type: ignore[misc]
         if not live or (r.claim_first, r.claim_chunks) != (first, held - first):
             self._claim(r, first, held - first, 0)
         for cid in r.claims:
-            self.ctx.request_retrieval(cid)
+            try:
+                self.ctx.request_retrieval(cid)
+            except TempoError as e:  # a failed claim: its blocks are reported as load errors
+                log.warning("request %s: retrieval of claim %d: %s", r.req_id, cid, e)
         cb = self.cfg.chunk_blocks
         self._pending_loads.append(LoadSpec(r.req_id, first, r.block_ids[first * cb:held * cb],
                                             local // self.cfg.block_size - first * cb,
