@@ -74,7 +74,12 @@ TtrMode Controller::ttr_mode() const {
                                                              : TtrMode::kStateAware;
 }
 
+namespace {
+bool ttu_in_range(TimeNs ttu) { return ttu >= -kMaxTimeNs && ttu <= kMaxTimeNs; }
+}  // namespace
+
 int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
+  if (!ttu_in_range(ttu)) return -EOVERFLOW;
   const ClaimId cid = next_id_;
   if (const int r = provider_.track(cid, manifest); r != 0) return r;
   ++next_id_;
@@ -105,6 +110,7 @@ int Controller::revise(ClaimId id, TimeNs ttu) {
   Claim* c = find(id);
   if (!c) return -ENOENT;
   if (claim_state_terminal(c->state)) return -EINVAL;
+  if (!ttu_in_range(ttu)) return -EOVERFLOW;
   if (c->state != ClaimState::kPlanned) return 0;
   c->ttu = ttu;
   c->ttu_at = clock_.now();
