@@ -121,9 +121,15 @@ class Driver:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.pid = json.loads(self.proc.stdout.readline())["pid"]
 
-    def fire(self):
+    def go(self):
         self.proc.stdin.write("go\n")
         self.proc.stdin.close()
+
+    def fire(self):
+        self.go()
+        return self.result()
+
+    def result(self):
         fired = json.loads(self.proc.stdout.readline())
         self.proc.wait(timeout=30)
         return fired
@@ -195,8 +201,8 @@ class Gated:
     def run(self, timeout):
         """Opens the gate and waits; returns (status, stdout, stderr)."""
         self.proc.stdin.write("go\n")
-        self.proc.stdin.close()
-        out, err = self.proc.communicate(timeout=timeout)
+        self.proc.stdin.flush()
+        out, err = self.proc.communicate(timeout=timeout)  # closes stdin
         return self.proc.returncode, out, err
 
 
@@ -300,10 +306,9 @@ def test_binary_path(build):
     stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", driver, "-p", str(d.pid),
                        "1"])
     other = Driver(build, 5)  # the same binary, running at the same time
-    other.proc.stdin.write("go\n")
-    other.proc.stdin.flush()
+    other.go()
     fired = d.fire()
-    other.fire()
+    other.result()
     out, err = stat.communicate(timeout=30)
     check(stat.returncode == 0, f"tempostat -b -p exits 0 when its process ends ({err.strip()})")
     lines = [json.loads(l) for l in out.splitlines() if l]
