@@ -45,8 +45,9 @@ class AgainstTempod(unittest.TestCase):
         with Context(device="daemon", **{"daemon.socket": self.sock}) as ctx:
             self.assertEqual(ctx.device, "uring")
             ctx.store_put(7, data)
+            ctx.store_put(7, data)  # idempotent: the same bytes again
             with self.assertRaises(TempoError) as e:
-                ctx.store_put(7, data)
+                ctx.store_put(7, data[::-1])
             self.assertEqual(e.exception.errno, errno.EEXIST)
             cid = ctx.report([(7, len(data))], 10_000_000_000)
             self.assertEqual(ctx.query(cid).state, ClaimState.PLANNED)
