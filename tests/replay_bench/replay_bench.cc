@@ -1,6 +1,6 @@
 // Replay speed of tempo-replay: simulated requests served per second of wall time, on the
-// default comparison (12 NarrativeQA documents under all six policies) and on the whole
-// Figure 4 grid (two models x three prefix cache ratios x six policies). The figures are
+// default comparison (12 NarrativeQA documents under all seven policies) and on the whole
+// Figure 4 grid (two models x three prefix cache ratios x seven policies). The figures are
 // `requests/s` (simulated requests per wall second) and the wall time per sweep.
 #include <benchmark/benchmark.h>
 

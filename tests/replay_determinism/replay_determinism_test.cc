@@ -59,7 +59,7 @@ void expect_same_run(const RunResult& a, const RunResult& b) {
 }
 
 // A setup with some pressure, so that the policies take different decisions: a 25 GiB
-// fast tier with a 12.5 GiB budget, and dax-l1 alongside the six.
+// fast tier with a 12.5 GiB budget, and dax-l1 alongside the seven.
 ReplaySetup pressured() {
   ReplaySetup s = default_setup();
   s.stack.device.capacity_bytes = 25ull << 30;
@@ -72,19 +72,21 @@ ReplaySetup pressured() {
 TEST(ReplayDeterminism, SameSeedSameNumbers) {
   const std::vector<ExperimentRow> a = compare(pressured());
   const std::vector<ExperimentRow> b = compare(pressured());
-  ASSERT_EQ(a.size(), 7u);
-  ASSERT_EQ(b.size(), 7u);
+  ASSERT_EQ(a.size(), 8u);
+  ASSERT_EQ(b.size(), 8u);
   for (size_t i = 0; i < a.size(); ++i) expect_same_run(a[i].result, b[i].result);
 }
 
 TEST(ReplayDeterminism, ARunDoesNotDependOnWhatRanBefore) {
   const std::vector<ExperimentRow> all = compare(pressured());
   ReplaySetup alone = pressured();
-  alone.policies = {"tempo"};
+  alone.policies = {"tempo", "tempo-risk"};
   const std::vector<ExperimentRow> one = compare(alone);
-  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(one.size(), 2u);
   ASSERT_EQ(all.at(5).result.policy, "tempo");
+  ASSERT_EQ(all.at(6).result.policy, "tempo-risk");
   expect_same_run(one[0].result, all[5].result);
+  expect_same_run(one[1].result, all[6].result);
 }
 
 TEST(ReplayDeterminism, TheSeedDecidesTheWorkload) {

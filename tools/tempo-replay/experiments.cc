@@ -270,8 +270,8 @@ ReplaySetup default_setup() {
 }
 
 const std::vector<std::string>& all_policies() {
-  static const std::vector<std::string> kAll = {"demand",  "immediate",    "queue-1",
-                                                "queue-4", "tempo-static", "tempo"};
+  static const std::vector<std::string> kAll = {"demand",       "immediate", "queue-1",   "queue-4",
+                                                "tempo-static", "tempo",     "tempo-risk"};
   return kAll;
 }
 

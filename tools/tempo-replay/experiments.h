@@ -19,7 +19,7 @@ struct ReplaySetup {
   EngineConfig engine;
   WorkloadSpec workload;
   double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)
-  std::vector<std::string> policies;             // empty: all six and (where asked) dax-l1
+  std::vector<std::string> policies;             // empty: all seven and (where asked) dax-l1
   // "sim" (virtual time) or "uring" (real I/O on the wall clock: objects, fast tier and
   // budget shrunk by byte_scale, the store kept in store_dir between runs).
   std::string device = "sim";
@@ -34,7 +34,7 @@ struct ReplaySetup {
 // 2 GiB/s demand path, 4 active sequences, NarrativeQA at 0.5 s intervals, 128-token cap.
 ReplaySetup default_setup();
 
-// The six commitment policies in the paper's order.
+// The paper's six commitment policies in its order, then tempo-risk.
 const std::vector<std::string>& all_policies();
 
 struct ExperimentRow {

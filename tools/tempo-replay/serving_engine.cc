@@ -237,7 +237,8 @@ class Engine final : public StackObserver {
           record_claim(l);
         }
         const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
-        st_.driver().schedule_after(prefill, [this, &l] {
+        st_.driver().schedule_after(prefill, [this, &l, prefill, begun = now()] {
+          step_spread_.record(prefill, now() - begun);
           l.rec.timing.first_token = now();
           l.generated = 1;
           if (l.generated >= l.req->output_tokens)
@@ -257,7 +258,9 @@ class Engine final : public StackObserver {
       context += live_[i].req->prompt_tokens + live_[i].generated;
     }
     if (batch.empty()) return end_iteration();
-    st_.driver().schedule_after(costs_.decode_step_time(batch.size(), context), [this, batch] {
+    const TimeNs predicted = costs_.decode_step_time(batch.size(), context);
+    st_.driver().schedule_after(predicted, [this, batch, predicted, begun = now()] {
+      step_spread_.record(predicted, now() - begun);
       for (size_t i : batch) {
         Live& l = live_[i];
         if (++l.generated >= l.req->output_tokens) finish(l);
@@ -311,15 +314,15 @@ class Engine final : public StackObserver {
     }
     SchedulerSnapshot snap{running, waiting, cfg_.max_active, cfg_.generation_limit};
     std::vector<ClaimTtu> ttus;
-    if (estimate_ttu(snap, costs_, history_, &ttus) != 0)
+    if (estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus) != 0)
       throw std::logic_error("replay: TTU estimator refused the snapshot");
     for (const ClaimTtu& t : ttus) {
       Live& l = live_[waiting_[t.queue_position]];
       if (l.claim) {
-        st_.stack().revise(l.claim, t.ttu);
+        st_.stack().revise(l.claim, t.ttu, &t.spread);
         continue;
       }
-      if (st_.stack().report(l.hit, t.ttu, &l.claim) != 0)
+      if (st_.stack().report(l.hit, t.ttu, &l.claim, &t.spread) != 0)
         throw std::logic_error("replay: claim report refused");
       by_claim_[l.claim] = static_cast<size_t>(&l - live_.data());
     }
@@ -347,6 +350,7 @@ class Engine final : public StackObserver {
   std::vector<size_t> running_;
   std::unordered_map<ClaimId, size_t> by_claim_;
   OutputLengthHistory history_;
+  StepCostSpread step_spread_;
   bool gpu_busy_ = false;
   bool scheduling_ = false;
   std::vector<size_t> iter_ready_, iter_batch_;

@@ -16,6 +16,7 @@
 #include "metrics/serving_metrics.h"
 #include "replay_request.h"
 #include "runtime/output_length_history.h"
+#include "runtime/step_cost_spread.h"
 #include "runtime/step_costs.h"
 #include "stack/sim_stack.h"
 
