@@ -37,6 +37,11 @@ module_param(pin_limit_mb, uint, 0444);
 MODULE_PARM_DESC(pin_limit_mb,
 		 "most MiB pinned at once (default 0: three quarters of the fast tier)");
 
+static unsigned int fd_pin_limit_mb;
+module_param(fd_pin_limit_mb, uint, 0444);
+MODULE_PARM_DESC(fd_pin_limit_mb,
+		 "most MiB one fd (with its batches) pins at once (default 0: the pin limit)");
+
 static unsigned long long dax_start;
 module_param(dax_start, ullong, 0444);
 MODULE_PARM_DESC(dax_start, "physical start of a Device-DAX range to use as the fast tier");
@@ -73,13 +78,15 @@ static int tempo_open(struct inode *inode, struct file *file)
 	struct tempo_dev *dev = container_of(file->private_data, struct tempo_dev, misc);
 	struct tempo_file *tf;
 
-	tf = kzalloc(sizeof(*tf), GFP_KERNEL);
+	tf = kzalloc(sizeof(*tf), GFP_KERNEL_ACCOUNT);
 	if (!tf)
 		return -ENOMEM;
 	tf->dev = dev;
 	kref_init(&tf->ref);
 	xa_init(&tf->pins);
 	INIT_LIST_HEAD(&tf->inflight);
+	INIT_LIST_HEAD(&tf->subscriber);
+	mutex_init(&tf->read_lock);
 	INIT_LIST_HEAD(&tf->cq);
 	spin_lock_init(&tf->cq_lock);
 	init_waitqueue_head(&tf->cq_wait);
@@ -88,12 +95,12 @@ static int tempo_open(struct inode *inode, struct file *file)
 	return stream_open(inode, file);
 }
 
-/* The last reference to the fd is gone: drop its pins and unread completions. */
+/* The last reference to the fd is gone: drop its pins and unread records. */
 static int tempo_release(struct inode *inode, struct file *file)
 {
 	struct tempo_file *tf = file->private_data;
 	struct tempo_dev *dev = tf->dev;
-	struct tempo_batch *b, *next;
+	struct tempo_event *ev, *next;
 	LIST_HEAD(unread);
 
 	mutex_lock(&dev->lock);
@@ -101,58 +108,114 @@ static int tempo_release(struct inode *inode, struct file *file)
 	tempo_file_release_pins_locked(tf);
 	spin_lock(&tf->cq_lock);
 	list_splice_init(&tf->cq, &unread);
+	tf->nr_notices = 0;
 	spin_unlock(&tf->cq_lock);
 	mutex_unlock(&dev->lock);
 
-	list_for_each_entry_safe(b, next, &unread, node) {
-		kvfree(b);
-		tempo_file_put(tf);
-	}
+	list_for_each_entry_safe(ev, next, &unread, node)
+		kfree(ev);
 	tempo_file_put(tf);
 	return 0;
 }
 
-/* Returns whole struct tempo_completion records; blocks unless O_NONBLOCK. */
+/*
+ * The oldest queued record (a stage completion or a notice), copied into rec;
+ * false when none. Does not dequeue. Caller holds tf->read_lock.
+ */
+static bool tempo_peek_record(struct tempo_file *tf, struct tempo_completion *rec, bool *notice)
+{
+	struct tempo_event *ev;
+	struct tempo_notice *n = NULL;
+	bool found = true;
+
+	spin_lock(&tf->cq_lock);
+	ev = list_first_entry_or_null(&tf->cq, struct tempo_event, node);
+	if (tf->nr_notices)
+		n = &tf->notices[tf->notice_head];
+	*notice = n && (!ev || n->seq < ev->seq);
+	if (*notice)
+		*rec = (struct tempo_completion){ .len = sizeof(*rec),
+						  .kind = n->kind,
+						  .offset = n->offset,
+						  .bytes = n->bytes,
+						  .complete_ns = n->ns };
+	else if (ev)
+		*rec = ev->rec;
+	else
+		found = false;
+	spin_unlock(&tf->cq_lock);
+	return found;
+}
+
+/* Removes the record tempo_peek_record() returned. Caller holds tf->read_lock. */
+static void tempo_pop_record(struct tempo_file *tf, bool notice)
+{
+	struct tempo_event *ev = NULL;
+
+	spin_lock(&tf->cq_lock);
+	if (notice) {
+		tf->notice_head = (tf->notice_head + 1) % TEMPO_NOTICES_PER_FD;
+		tf->nr_notices--;
+	} else {
+		ev = list_first_entry(&tf->cq, struct tempo_event, node);
+		list_del(&ev->node);
+	}
+	spin_unlock(&tf->cq_lock);
+	if (!ev)
+		return;
+	kfree(ev);
+	mutex_lock(&tf->dev->lock);
+	tf->nr_batches--;
+	mutex_unlock(&tf->dev->lock);
+}
+
+static bool tempo_records_queued(struct tempo_file *tf)
+{
+	return !list_empty_careful(&tf->cq) || READ_ONCE(tf->nr_notices);
+}
+
+/*
+ * Returns whole records, oldest first; blocks unless O_NONBLOCK. A record
+ * leaves the queue only once it reached the caller's buffer.
+ */
 static ssize_t tempo_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
 {
 	const size_t sz = sizeof(struct tempo_completion);
 	struct tempo_file *tf = file->private_data;
-	struct tempo_batch *b;
+	struct tempo_completion rec;
 	size_t copied = 0;
+	bool notice;
 	int ret;
 
 	if (count < sz)
 		return -EINVAL;
+	if (mutex_lock_interruptible(&tf->read_lock))
+		return -ERESTARTSYS;
 	while (copied + sz <= count) {
-		spin_lock(&tf->cq_lock);
-		b = list_first_entry_or_null(&tf->cq, struct tempo_batch, node);
-		if (b)
-			list_del(&b->node);
-		spin_unlock(&tf->cq_lock);
-		if (!b) {
+		if (!tempo_peek_record(tf, &rec, &notice)) {
 			if (copied)
 				break;
+			ret = -EAGAIN;
 			if (file->f_flags & O_NONBLOCK)
-				return -EAGAIN;
-			ret = wait_event_interruptible(tf->cq_wait, !list_empty_careful(&tf->cq));
+				goto out_unlock;
+			ret = wait_event_interruptible(tf->cq_wait, tempo_records_queued(tf));
 			if (ret)
-				return ret;
+				goto out_unlock;
 			continue;
 		}
-		if (copy_to_user(buf + copied, &b->done, sz)) {
-			spin_lock(&tf->cq_lock);
-			list_add(&b->node, &tf->cq);
-			spin_unlock(&tf->cq_lock);
-			return copied ? copied : -EFAULT;
+		if (copy_to_user(buf + copied, &rec, sz)) {
+			ret = -EFAULT;
+			if (!copied)
+				goto out_unlock;
+			break;
 		}
+		tempo_pop_record(tf, notice);
 		copied += sz;
-		mutex_lock(&tf->dev->lock);
-		tf->nr_batches--;
-		mutex_unlock(&tf->dev->lock);
-		kvfree(b);
-		tempo_file_put(tf);
 	}
-	return copied;
+	ret = copied;
+out_unlock:
+	mutex_unlock(&tf->read_lock);
+	return ret;
 }
 
 static __poll_t tempo_poll(struct file *file, poll_table *wait)
@@ -160,7 +223,7 @@ static __poll_t tempo_poll(struct file *file, poll_table *wait)
 	struct tempo_file *tf = file->private_data;
 
 	poll_wait(file, &tf->cq_wait, wait);
-	return list_empty_careful(&tf->cq) ? 0 : EPOLLIN | EPOLLRDNORM;
+	return tempo_records_queued(tf) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static long tempo_ioctl_info(struct tempo_dev *dev, void __user *argp)
@@ -173,6 +236,7 @@ static long tempo_ioctl_info(struct tempo_dev *dev, void __user *argp)
 		.backing_dev = new_encode_dev(dev->bdev->bd_dev),
 		.fast_kind = dev->fast_kind,
 		.max_ranges = TEMPO_MAX_RANGES,
+		.record_bytes = sizeof(struct tempo_completion),
 	};
 
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
@@ -183,6 +247,7 @@ static long tempo_ioctl_features(void __user *argp)
 	struct tempo_features f = {
 		.stage_flags = TEMPO_STAGE_F_ALL,
 		.pin_flags = TEMPO_PIN_F_ALL,
+		.event_mask = TEMPO_EVENT_ALL,
 	};
 
 	return copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
@@ -236,6 +301,8 @@ static long tempo_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return tempo_ioctl_stats(tf->dev, argp);
 	case TEMPO_IOC_RESET:
 		return tempo_ioctl_reset(tf->dev, arg);
+	case TEMPO_IOC_SET_EVENTS:
+		return tempo_ioctl_set_events(tf, argp);
 	default:
 		return -ENOTTY;
 	}
@@ -258,7 +325,8 @@ static void tempo_check_uapi(void)
 {
 	BUILD_BUG_ON(sizeof(struct tempo_range) != 16);
 	BUILD_BUG_ON(sizeof(struct tempo_stage) != 40);
-	BUILD_BUG_ON(sizeof(struct tempo_completion) != 48);
+	BUILD_BUG_ON(sizeof(struct tempo_completion) != 96);
+	BUILD_BUG_ON(sizeof(struct tempo_events) != 32);
 	BUILD_BUG_ON(sizeof(struct tempo_pin) != 32);
 	BUILD_BUG_ON(sizeof(struct tempo_query) != 64);
 	BUILD_BUG_ON(sizeof(struct tempo_info) != 80);
@@ -302,6 +370,7 @@ static int __init tempo_init(void)
 		goto out;
 	mutex_init(&dev->lock);
 	xa_init(&dev->map);
+	INIT_LIST_HEAD(&dev->subscribers);
 	init_waitqueue_head(&dev->fill_wait);
 	dev->extent_bytes = (u64)extent_kb * 1024;
 	dev->extent_shift = ilog2(dev->extent_bytes);
@@ -327,6 +396,9 @@ static int __init tempo_init(void)
 	fast = (u64)dev->nr_slots * dev->extent_bytes;
 	dev->pin_limit_bytes =
 		pin_limit_mb ? min_t(u64, (u64)pin_limit_mb << 20, fast) : fast / 4 * 3;
+	dev->fd_pin_limit_bytes =
+		fd_pin_limit_mb ? min_t(u64, (u64)fd_pin_limit_mb << 20, dev->pin_limit_bytes)
+				: dev->pin_limit_bytes;
 
 	ret = -ENOMEM;
 	dev->wq = alloc_workqueue("tempo", WQ_MEM_RECLAIM, 0);

@@ -57,6 +57,7 @@ struct tempo_dev {
 	u64 extent_bytes;
 	unsigned int extent_shift;
 	u64 pin_limit_bytes;
+	u64 fd_pin_limit_bytes; /* most pinned bytes of one fd */
 	u32 fast_kind;
 	u32 nr_slots;
 	struct tempo_slot *slots;
@@ -69,6 +70,7 @@ struct tempo_dev {
 	struct xarray map; /* protected by lock: extent index -> slot */
 	struct list_head lru; /* protected by lock: oldest first */
 	struct list_head free; /* protected by lock */
+	struct list_head subscribers; /* protected by lock: struct tempo_file with events */
 	u32 nr_lru; /* protected by lock */
 	u32 nr_free; /* protected by lock */
 	u32 nr_filling; /* protected by lock */
@@ -79,6 +81,25 @@ struct tempo_dev {
 	struct tempo_stats stats; /* protected by lock (counters only) */
 };
 
+/* A STAGE completion record waiting to be read (allocated with its batch). */
+struct tempo_event {
+	struct list_head node; /* on tf->cq */
+	u64 seq; /* the fd's record order */
+	struct tempo_completion rec;
+};
+
+/* An eviction notice waiting to be read (TEMPO_EVENT_EVICT subscribers). */
+struct tempo_notice {
+	u64 seq;
+	u64 offset;
+	u64 bytes;
+	u64 ns;
+	u16 kind; /* TEMPO_REC_EVICT, _RESET or _LOST */
+};
+
+/* Most unread eviction notices per fd; past it they collapse into one LOST record. */
+#define TEMPO_NOTICES_PER_FD 512
+
 /* Per open file. Freed when the fd is closed and no batch refers to it. */
 struct tempo_file {
 	struct tempo_dev *dev;
@@ -87,8 +108,17 @@ struct tempo_file {
 	struct xarray pins; /* protected by dev->lock: extent -> xa_mk_value(count) */
 	struct list_head inflight; /* protected by dev->lock: struct tempo_batch */
 	u32 nr_batches; /* protected by dev->lock: in flight + unread */
+	u32 inflight_exts; /* protected by dev->lock: extents of batches in flight */
+	u64 nr_pinned; /* protected by dev->lock: extents this fd or its batches pin */
+	u32 events; /* protected by dev->lock: TEMPO_EVENT_* */
+	struct list_head subscriber; /* protected by dev->lock: on dev->subscribers */
+	struct mutex read_lock; /* one reader at a time: records leave in order */
 	spinlock_t cq_lock;
-	struct list_head cq; /* protected by cq_lock: completed batches */
+	u64 seq; /* protected by cq_lock: the next record's place in the order */
+	struct list_head cq; /* protected by cq_lock: struct tempo_event */
+	struct tempo_notice *notices; /* protected by cq_lock: ring, TEMPO_NOTICES_PER_FD */
+	u32 notice_head; /* protected by cq_lock */
+	u32 nr_notices; /* protected by cq_lock */
 	wait_queue_head_t cq_wait;
 };
 
@@ -97,6 +127,7 @@ struct tempo_batch;
 /* One distinct extent of a batch. */
 struct tempo_batch_ext {
 	u64 ext;
+	struct tempo_slot *slot; /* protected by dev->lock: set at submission */
 	bool pinned; /* protected by dev->lock: this batch holds a pin on it */
 	struct list_head wait_node; /* on slot->waiters while filling */
 	struct tempo_batch *batch;
@@ -104,15 +135,19 @@ struct tempo_batch_ext {
 
 struct tempo_batch {
 	struct tempo_file *tf; /* holds a reference */
-	struct list_head node; /* on tf->inflight, then on tf->cq */
+	struct list_head node; /* on tf->inflight */
 	u32 remaining; /* protected by dev->lock: extents still filling */
-	struct tempo_completion done;
+	struct tempo_event *ev; /* its record, queued on tf->cq when the batch ends */
 	u32 nr_ext;
 	struct tempo_batch_ext ext[];
 };
 
 /* Bounds on per-fd queued batches (in flight + unread completions). */
 #define TEMPO_MAX_BATCHES_PER_FD 1024
+/* Most extents of one fd's batches in flight (or the fast tier's slots, if more). */
+#define TEMPO_MAX_INFLIGHT_EXTS_PER_FD 65536
+/* Most pins one fd (with its batches) holds on one extent. */
+#define TEMPO_FD_EXTENT_PINS 65535
 
 static inline u64 tempo_ext_offset(const struct tempo_dev *dev, u64 ext)
 {
@@ -140,15 +175,18 @@ long tempo_ioctl_stage(struct tempo_file *tf, void __user *argp);
 void tempo_batch_ext_done_locked(struct tempo_dev *dev, struct tempo_batch_ext *be, int status);
 void tempo_file_release_batches_locked(struct tempo_file *tf);
 void tempo_file_put(struct tempo_file *tf);
+void tempo_notify_locked(struct tempo_dev *dev, u16 kind, u64 offset, u64 bytes);
+long tempo_ioctl_set_events(struct tempo_file *tf, void __user *argp);
 
 /* pin.c: PIN, UNPIN, QUERY and the per-fd pin table */
 long tempo_ioctl_pin(struct tempo_file *tf, void __user *argp);
 long tempo_ioctl_unpin(struct tempo_file *tf, void __user *argp);
 long tempo_ioctl_query(struct tempo_file *tf, void __user *argp);
+int tempo_file_pin_check_locked(struct tempo_file *tf, const u64 *exts, u32 nr);
 int tempo_file_pin_reserve_locked(struct tempo_file *tf, const u64 *exts, u32 nr);
-void tempo_file_pin_release_reserved_locked(struct tempo_file *tf, const u64 *exts, u32 nr);
-void tempo_file_pin_add_locked(struct tempo_file *tf, u64 ext);
-void tempo_file_pin_drop_locked(struct tempo_file *tf, u64 ext);
+void tempo_file_pin_add_locked(struct tempo_file *tf, u64 ext, bool batch);
+void tempo_file_pin_drop_locked(struct tempo_file *tf, u64 ext, bool batch);
+void tempo_file_pin_settle_locked(struct tempo_file *tf, u64 ext);
 void tempo_file_release_pins_locked(struct tempo_file *tf);
 
 /* mmap.c */

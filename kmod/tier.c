@@ -111,8 +111,11 @@ void tempo_tier_exit(struct tempo_dev *dev)
 	xa_destroy(&dev->map);
 }
 
-/* Evicts the least recently used unpinned resident extent. Caller holds dev->lock. */
-static struct tempo_slot *tempo_evict_one_locked(struct tempo_dev *dev)
+/*
+ * Evicts the least recently used unpinned resident extent, telling
+ * subscribers when notify. Caller holds dev->lock.
+ */
+static struct tempo_slot *tempo_evict_one_locked(struct tempo_dev *dev, bool notify)
 {
 	struct tempo_slot *slot;
 
@@ -129,6 +132,9 @@ static struct tempo_slot *tempo_evict_one_locked(struct tempo_dev *dev)
 	trace_tempo_evict(tempo_ext_offset(dev, slot->ext), dev->extent_bytes, 0);
 	dev->stats.evictions++;
 	dev->stats.evicted_bytes += dev->extent_bytes;
+	if (notify)
+		tempo_notify_locked(dev, TEMPO_REC_EVICT, tempo_ext_offset(dev, slot->ext),
+				    dev->extent_bytes);
 	slot->state = TEMPO_SLOT_FREE;
 	return slot;
 }
@@ -149,7 +155,7 @@ struct tempo_slot *tempo_slot_get_locked(struct tempo_dev *dev, u64 ext)
 		list_del(&slot->node);
 		dev->nr_free--;
 	} else {
-		slot = tempo_evict_one_locked(dev);
+		slot = tempo_evict_one_locked(dev, true);
 		if (!slot)
 			return NULL;
 	}
@@ -251,18 +257,22 @@ void tempo_unpin_slot_locked(struct tempo_dev *dev, struct tempo_slot *slot, u32
 	}
 }
 
-/* Drops every unpinned resident extent; returns how many. Caller holds dev->lock. */
+/*
+ * Drops every unpinned resident extent (one RESET notice for all); returns
+ * how many. Caller holds dev->lock.
+ */
 u32 tempo_reset_locked(struct tempo_dev *dev)
 {
 	struct tempo_slot *slot;
 	u32 n = 0;
 
 	lockdep_assert_held(&dev->lock);
-	while ((slot = tempo_evict_one_locked(dev))) {
+	while ((slot = tempo_evict_one_locked(dev, false))) {
 		list_add_tail(&slot->node, &dev->free);
 		dev->nr_free++;
 		n++;
 	}
+	tempo_notify_locked(dev, TEMPO_REC_RESET, 0, (u64)n * dev->extent_bytes);
 	return n;
 }
 
@@ -278,7 +288,9 @@ static void tempo_fill_work(struct work_struct *work)
 	if (slot->bounce)
 		tempo_fill_copy_bounce(dev, slot, !status);
 	mutex_lock(&dev->lock);
-	if (slot->fault_fill) {
+	if (status) {
+		dev->stats.fill_errors++;
+	} else if (slot->fault_fill) {
 		dev->stats.fault_fills++;
 		dev->stats.fault_bytes += dev->extent_bytes;
 	} else {
@@ -293,12 +305,6 @@ static void tempo_fill_work(struct work_struct *work)
 	}
 	list_for_each_entry_safe(be, next, &slot->waiters, wait_node) {
 		list_del_init(&be->wait_node);
-		if (status && be->pinned) {
-			/* a failed extent keeps no pin: the batch reports the error */
-			tempo_file_pin_drop_locked(be->batch->tf, be->ext);
-			tempo_unpin_slot_locked(dev, slot, 1);
-			be->pinned = false;
-		}
 		tempo_batch_ext_done_locked(dev, be, status);
 	}
 	if (status) {

@@ -295,6 +295,7 @@ int KmodDevice::process_completions() {
       }
       for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(recs[0]); ++i) {
         const tempo_completion& c = recs[i];
+        if (c.kind != TEMPO_REC_STAGE) continue;
         auto it = in_flight_.find(c.ticket);
         if (it == in_flight_.end()) continue;
         const ObjectKey key = it->second;

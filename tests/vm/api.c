@@ -46,7 +46,9 @@ static void test_info_matches_params(void) {
   CHECK(in->fast_kind == (param("dax_size") ? TEMPO_FAST_DAX : TEMPO_FAST_PAGES), "fast_kind %u",
         in->fast_kind);
   CHECK(in->max_ranges == TEMPO_MAX_RANGES, "max_ranges %u", in->max_ranges);
-  for (int i = 0; i < 4; i++) CHECK(in->reserved[i] == 0, "reserved[%d] not zero", i);
+  CHECK(in->record_bytes == sizeof(struct tempo_completion), "record_bytes %u", in->record_bytes);
+  CHECK(in->reserved0 == 0, "reserved0 not zero");
+  for (int i = 0; i < 3; i++) CHECK(in->reserved[i] == 0, "reserved[%d] not zero", i);
 }
 
 static void test_features(void) {
@@ -56,7 +58,8 @@ static void test_features(void) {
   CHECK_OK(ioctl(fd, TEMPO_IOC_GET_FEATURES, &f));
   CHECK(f.stage_flags == TEMPO_STAGE_F_ALL, "stage_flags %llx", (unsigned long long)f.stage_flags);
   CHECK(f.pin_flags == TEMPO_PIN_F_ALL, "pin_flags %llx", (unsigned long long)f.pin_flags);
-  for (int i = 0; i < 6; i++) CHECK(f.reserved[i] == 0, "reserved[%d] not zero", i);
+  CHECK(f.event_mask == TEMPO_EVENT_ALL, "event_mask %llx", (unsigned long long)f.event_mask);
+  for (int i = 0; i < 5; i++) CHECK(f.reserved[i] == 0, "reserved[%d] not zero", i);
   close(fd);
 }
 
@@ -71,6 +74,9 @@ static void test_stage_completion(void) {
   CHECK(wait_completion(fd, &c, 10000) == 0, "no completion");
   CHECK(c.ticket == 42 && c.status == 0 && c.flags == 0, "ticket %llu status %d flags %u",
         (unsigned long long)c.ticket, c.status, c.flags);
+  CHECK(c.len == sizeof(c) && c.kind == TEMPO_REC_STAGE && c.offset == 0 && c.reserved0 == 0,
+        "len %u kind %u offset %llu", c.len, c.kind, (unsigned long long)c.offset);
+  for (int i = 0; i < 4; i++) CHECK(c.reserved[i] == 0, "record reserved[%d] not zero", i);
   CHECK(c.bytes == e + 4096, "bytes %llu", (unsigned long long)c.bytes);
   CHECK(c.read_bytes == 2 * e, "read_bytes %llu", (unsigned long long)c.read_bytes);
   CHECK(c.submit_ns > 0 && c.complete_ns >= c.submit_ns, "times %llu %llu",

@@ -50,7 +50,7 @@ dmesg -n 1
 load backing=$DISK fast_mb=4 extent_kb=64 pin_limit_mb=2
 result kmod.load_pages $?
 if [ -c /dev/tempo0 ]; then
-	suite tempo-vmtest run -p /dev/tempo0 $DISK api badinput data fdclose concurrency trace
+	suite tempo-vmtest run -p /dev/tempo0 $DISK api badinput data fdclose concurrency trace events
 	# libtempo's kmod device, and its controller and provider on it.
 	gtest test_kmod_device
 	gtest test_kmod_runtime

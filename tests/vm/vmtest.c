@@ -3,7 +3,7 @@
 //   tempo-vmtest run [-p] DEV DISK GROUP...    run test groups against DEV backed by DISK
 //                                              (-p: DISK holds the mkimage pattern)
 //   tempo-vmtest bench DEV DISK BYTES          staging bandwidth over the first BYTES
-// Groups: api badinput data fdclose concurrency trace. Nothing writes to DISK.
+// Groups: api badinput data fdclose concurrency trace events. Nothing writes to DISK.
 #define _GNU_SOURCE
 #include "vmtest.h"
 
@@ -153,6 +153,7 @@ static const struct {
 } kGroups[] = {
     {"api", tests_api},         {"badinput", tests_badinput},       {"data", tests_data},
     {"fdclose", tests_fdclose}, {"concurrency", tests_concurrency}, {"trace", tests_trace},
+    {"events", tests_events},
 };
 
 int stage_bench(uint64_t bytes) {

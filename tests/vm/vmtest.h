@@ -90,3 +90,4 @@ void tests_data(void);
 void tests_fdclose(void);
 void tests_concurrency(void);
 void tests_trace(void);
+void tests_events(void);

@@ -47,17 +47,47 @@ struct tempo_stage {
 };
 
 /*
- * One record per STAGE call, read() from the fd (poll() says POLLIN when one
- * is queued). read() takes a multiple of its size and returns whole records.
+ * Records read() from the fd (poll() says POLLIN when one is queued), in the
+ * order the events happened. Every record starts with its length and kind:
+ * a reader steps through a buffer by len and skips kinds it does not know,
+ * so the record can grow (new fields come out of reserved[]) without
+ * breaking old readers. read() returns whole records only; a buffer smaller
+ * than tempo_info.record_bytes is -EINVAL.
  */
+#define TEMPO_REC_STAGE 1 /* one STAGE call completed */
+#define TEMPO_REC_EVICT 2 /* an unpinned extent left the fast tier */
+#define TEMPO_REC_RESET 3 /* RESET: every extent without a pin left the fast tier */
+#define TEMPO_REC_LOST 4 /* notices were dropped (queue full): re-QUERY residency */
+
 struct tempo_completion {
-	__u64 ticket;
-	__s32 status; /* 0, or a negative errno: then the batch holds no pin */
-	__u32 flags; /* the STAGE call's flags */
-	__u64 bytes; /* sum of the batch's range lengths */
-	__u64 read_bytes; /* bytes this batch read from the backing device */
-	__u64 submit_ns; /* CLOCK_MONOTONIC */
-	__u64 complete_ns; /* CLOCK_MONOTONIC */
+	__u32 len; /* bytes of this record (sizeof(struct tempo_completion) when written) */
+	__u16 kind; /* TEMPO_REC_* */
+	__u16 reserved0; /* zero */
+	__u64 ticket; /* STAGE: the STAGE call's ticket; 0 otherwise */
+	__s32 status; /* STAGE: 0, or a negative errno: then the batch holds no pin */
+	__u32 flags; /* STAGE: the STAGE call's flags */
+	__u64 offset; /* EVICT: first byte of the evicted extent; 0 otherwise */
+	__u64 bytes; /* STAGE: sum of the ranges' lengths; EVICT: extent bytes;
+		      * LOST: bytes whose eviction notices were dropped */
+	__u64 read_bytes; /* STAGE: bytes this batch read from the backing device */
+	__u64 submit_ns; /* STAGE: CLOCK_MONOTONIC at submission */
+	__u64 complete_ns; /* CLOCK_MONOTONIC when the event happened */
+	__u64 reserved[4]; /* zero */
+};
+
+/*
+ * TEMPO_IOC_SET_EVENTS: which notices (besides its own STAGE completions) this
+ * fd receives. TEMPO_EVENT_EVICT: an EVICT record for every eviction of an
+ * unpinned extent (LRU for staging or a fault, RESET gives one RESET record),
+ * whoever caused it. Off when the fd is opened.
+ */
+#define TEMPO_EVENT_EVICT (1U << 0)
+#define TEMPO_EVENT_ALL (TEMPO_EVENT_EVICT)
+
+struct tempo_events {
+	__u32 mask; /* TEMPO_EVENT_* */
+	__u32 reserved0; /* must be zero */
+	__u64 reserved[3]; /* must be zero */
 };
 
 /* No PIN/UNPIN flags are defined yet. */
@@ -101,14 +131,17 @@ struct tempo_info {
 	__u64 backing_dev; /* dev_t of the backing block device */
 	__u32 fast_kind; /* TEMPO_FAST_* */
 	__u32 max_ranges; /* TEMPO_MAX_RANGES */
-	__u64 reserved[4];
+	__u32 record_bytes; /* sizeof(struct tempo_completion) of this module */
+	__u32 reserved0;
+	__u64 reserved[3];
 };
 
 /* TEMPO_IOC_GET_FEATURES: the flags this module accepts, per call. */
 struct tempo_features {
 	__u64 stage_flags; /* TEMPO_STAGE_F_ALL */
 	__u64 pin_flags; /* TEMPO_PIN_F_ALL */
-	__u64 reserved[6];
+	__u64 event_mask; /* TEMPO_EVENT_ALL */
+	__u64 reserved[5];
 };
 
 /* TEMPO_IOC_STATS: counters since load (gauges are current values). */
@@ -119,7 +152,7 @@ struct tempo_stats {
 	__u64 pins; /* gauge: sum of pin counts */
 	__u64 stage_batches;
 	__u64 stage_errors; /* batches completed with status < 0 */
-	__u64 staged_bytes; /* bytes read from disk for staging */
+	__u64 staged_bytes; /* bytes read from disk for staging (successful reads) */
 	__u64 faults;
 	__u64 fault_fills; /* faults that had to read the backing device */
 	__u64 fault_bytes; /* bytes read from disk for faults */
@@ -129,7 +162,8 @@ struct tempo_stats {
 	__u64 unpin_calls;
 	__u64 resets;
 	__u64 inflight_batches; /* gauge: submitted, not yet complete */
-	__u64 reserved[8];
+	__u64 fill_errors; /* extent reads that failed (counted in no *_bytes) */
+	__u64 reserved[7];
 };
 
 #define TEMPO_IOC_GET_INFO _IOR(TEMPO_IOC_MAGIC, 0x00, struct tempo_info)
@@ -141,5 +175,6 @@ struct tempo_stats {
 #define TEMPO_IOC_STATS _IOR(TEMPO_IOC_MAGIC, 0x06, struct tempo_stats)
 /* Drop all unpinned residency; the argument must be 0. */
 #define TEMPO_IOC_RESET _IO(TEMPO_IOC_MAGIC, 0x07)
+#define TEMPO_IOC_SET_EVENTS _IOW(TEMPO_IOC_MAGIC, 0x08, struct tempo_events)
 
 #endif /* _UAPI_LINUX_TEMPO_H */
