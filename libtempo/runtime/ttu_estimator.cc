@@ -77,10 +77,12 @@ size_t list_claims(const SchedulerSnapshot& snapshot, std::vector<ClaimTtu>* out
 }
 
 // One projection of the timeline; `remaining(generated)` is the output a request that has
-// generated `generated` tokens still produces. Writes the TTU of claim j to ttus[j].
+// generated `generated` tokens still produces. Writes the TTU of claim j to ttus[j]. Returns
+// the first claim past the horizon (ttus->size() if none): it and those behind it get the
+// time the projection stopped.
 template <typename Remaining>
-void project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remaining remaining,
-             size_t last_claim, std::vector<TimeNs>* ttus) {
+size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remaining remaining,
+               size_t last_claim, std::vector<TimeNs>* ttus) {
   const auto& waiting = snapshot.waiting;
   // Output of a request not started yet; its prefill produces the first token.
   const uint64_t new_steps = remaining(0) - 1;
@@ -128,8 +130,12 @@ void project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remainin
       if (!s.reached) {
         s.reached = true;
         if (s.out_index >= 0) {
+          if (t > snapshot.horizon) {
+            std::fill(ttus->begin() + s.out_index, ttus->end(), t);
+            return static_cast<size_t>(s.out_index);
+          }
           (*ttus)[s.out_index] = t;
-          if (s.out_index == last_out) return;
+          if (s.out_index == last_out) return ttus->size();
         }
       }
       if (s.ready_at > t) continue;
@@ -182,13 +188,14 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
   if (out->empty()) return 0;
   const uint32_t limit = snapshot.generation_limit;
   std::vector<TimeNs> ttus(out->size());
-  project(
+  const size_t beyond = project(
       snapshot, costs,
       [&](uint32_t generated) { return uint64_t{history.predict_remaining(generated, limit)}; },
       last_claim, &ttus);
   for (size_t j = 0; j < out->size(); ++j) {
     (*out)[j].ttu = ttus[j];
     (*out)[j].spread = TtuQuantiles::point(ttus[j]);
+    (*out)[j].beyond = j >= beyond;
   }
   return 0;
 }
@@ -211,10 +218,13 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
   std::vector<TimeNs> ttus(out->size());
   for (size_t k = 0; k < kTtuLevels.size(); ++k) {
     const ScaledCosts scaled(costs, factors[k]);
-    project(
+    const size_t beyond = project(
         snapshot, scaled, [&](uint32_t generated) { return uint64_t{at(generated)[k]}; },
         last_claim, &ttus);
-    for (size_t j = 0; j < out->size(); ++j) (*out)[j].spread.at[k] = ttus[j];
+    for (size_t j = 0; j < out->size(); ++j) {
+      (*out)[j].spread.at[k] = ttus[j];
+      if (j < beyond) (*out)[j].beyond = false;
+    }
   }
   // Each level is its own projection; keep the quantiles ordered as a distribution's are.
   for (ClaimTtu& c : *out) std::sort(c.spread.at.begin(), c.spread.at.end());

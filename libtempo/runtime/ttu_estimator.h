@@ -37,6 +37,9 @@ struct ClaimTtu {
   uint32_t queue_position = 0;  // index in the snapshot's waiting queue
   TimeNs ttu = 0;               // from the snapshot, ns
   TtuQuantiles spread;          // estimate_ttu_spread; TtuQuantiles::point(ttu) otherwise
+  // Past the snapshot's horizon in every projection: ttu and spread are lower bounds, each
+  // later than the horizon.
+  bool beyond = false;
 };
 
 // Projects the snapshot and writes one entry per waiting request with a claim, in queue

@@ -28,6 +28,9 @@ struct ReplaySetup {
   double uring_calibration_bps = 2.0 * (1ull << 30);  // this disk's O_DIRECT rate, roughly
   std::string out_dir = "tempo-replay-out";
   bool progress = false;  // a progress bar on stderr
+  // Policies of one setup run side by side on this many threads (sim device only; results
+  // are the same as one at a time).
+  unsigned jobs = 1;
 };
 
 // The paper's defaults: 100 GiB fast tier, 50 GiB budget, 11 GiB/s staging in 8 slots,

@@ -2,9 +2,18 @@
 
 #include <cerrno>
 #include <fstream>
+#include <limits>
 #include <map>
 
 namespace tempo {
+
+std::string exact_seconds(TimeNs t) {
+  char buf[40];
+  const TimeNs a = t < 0 ? -t : t;
+  std::snprintf(buf, sizeof buf, "%s%lld.%09lld", t < 0 ? "-" : "",
+                static_cast<long long>(a / kNsPerSec), static_cast<long long>(a % kNsPerSec));
+  return buf;
+}
 
 const char* path_name(RetrievalPath p) {
   switch (p) {
@@ -73,6 +82,7 @@ void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
 
 int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
   std::ofstream f(path);
+  f.precision(std::numeric_limits<double>::max_digits10);  // doubles read back exactly
   if (!f) return -errno;
   const auto base = demand_baselines(rows);
   if (!rows.empty())
@@ -100,18 +110,19 @@ int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>&
 
 int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
   std::ofstream f(path);
+  f.precision(std::numeric_limits<double>::max_digits10);  // doubles read back exactly
   if (!f) return -errno;
   if (!rows.empty())
     for (const auto& [name, value] : rows.front().labels) f << name << ",";
   f << "policy,request,arrival_s,ttft_s,finish_s,output_tokens,prompt_tokens,cached_tokens,"
        "kv_bytes,path,admitted_s,kv_available_s,committed_s,ready_s,deferrals\n";
-  auto secs = [](TimeNs t) { return t < 0 ? std::string() : std::to_string(ns_to_sec(t)); };
+  auto secs = [](TimeNs t) { return t < 0 ? std::string() : exact_seconds(t); };
   for (const ExperimentRow& r : rows) {
     for (const RequestRecord& q : r.result.requests) {
       for (const auto& [name, value] : r.labels) f << value << ",";
       f << r.result.policy << "," << q.id << "," << secs(q.timing.arrival) << ","
-        << ns_to_sec(q.timing.first_token - q.timing.arrival) << "," << secs(q.timing.finish) << ","
-        << q.timing.output_tokens << "," << q.prompt_tokens << "," << q.cached_tokens << ","
+        << exact_seconds(q.timing.first_token - q.timing.arrival) << "," << secs(q.timing.finish)
+        << "," << q.timing.output_tokens << "," << q.prompt_tokens << "," << q.cached_tokens << ","
         << q.kv_bytes << "," << path_name(q.path) << "," << secs(q.admitted) << ","
         << secs(q.kv_available) << "," << secs(q.claim.committed) << "," << secs(q.claim.ready)
         << "," << q.deferrals << "\n";

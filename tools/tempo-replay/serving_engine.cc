@@ -1,7 +1,10 @@
 #include "serving_engine.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <functional>
+#include <queue>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -24,7 +27,20 @@ struct Live {
   Phase phase = Phase::kArriving;
   bool retrieved = false;
   uint32_t generated = 0;
+  TimeNs given = 0;     // the earliest TTU the claim was last given (its spread's lowest) ...
+  TimeNs given_at = 0;  // ... and when
 };
+
+// A claim past the horizon, to revise at `at` (if it was given nothing since given_at).
+struct Due {
+  TimeNs at = 0;
+  size_t index = 0;
+  TimeNs given_at = 0;
+  bool operator>(const Due& o) const { return at > o.at; }
+};
+
+// The head of the waiting queue projected at first (more as the horizon demands).
+constexpr size_t kMinWindow = 64;
 
 // Shifts every time of a record by -start (records are relative to the run's start).
 void rebase(RequestRecord* r, TimeNs start) {
@@ -146,6 +162,7 @@ class Engine final : public StackObserver {
     l.uncached_tokens = l.req->prompt_tokens - l.rec.cached_tokens;
     l.phase = Phase::kWaiting;
     waiting_.push_back(i);
+    order_changed_ = true;
     // The adapter reports the new hit with its TTU at once; admission waits for the GPU.
     scheduling_ = true;
     update_estimates();
@@ -161,6 +178,7 @@ class Engine final : public StackObserver {
     while (running_.size() < cfg_.max_active && !waiting_.empty()) {
       const size_t i = waiting_.front();
       waiting_.pop_front();
+      order_changed_ = true;
       running_.push_back(i);
       admit(live_[i]);
     }
@@ -283,8 +301,11 @@ class Engine final : public StackObserver {
     ++finished_;
   }
 
-  // The runtime adapter: a snapshot after the scheduling iteration, projected to TTUs;
-  // new hits are reported, the others revised; then the waiting order.
+  // The runtime adapter: a snapshot after the scheduling iteration, projected to TTUs up to
+  // the horizon; new hits are reported, the others revised; then the waiting order, if it
+  // changed. Only the head of the queue is projected: `window_` requests, doubled while every
+  // claim in it lies within the horizon. A claim past the horizon holds a lower bound later
+  // than the horizon and is revised once that bound has decayed to half the horizon.
   void update_estimates() {
     if (dax_) return;
     std::vector<RunningRequest> running;
@@ -301,34 +322,77 @@ class Engine final : public StackObserver {
       r.ready_in = l.phase == Phase::kAwaitKv ? committed_ready_in(l) : 0;
       running.push_back(r);
     }
-    std::vector<WaitingRequest> waiting;
-    for (size_t i : waiting_) {
-      const Live& l = live_[i];
-      WaitingRequest wr;
-      wr.uncached_prompt_tokens = l.uncached_tokens;
-      wr.cached_prompt_tokens = l.rec.cached_tokens;
-      if (!l.hit.empty()) wr.claim = l.claim;  // kNoClaim until reported
-      wr.retrieval_bytes = l.rec.kv_bytes;
-      wr.ready_in = committed_ready_in(l);
-      waiting.push_back(wr);
-    }
-    SchedulerSnapshot snap{running, waiting, cfg_.max_active, cfg_.generation_limit};
     std::vector<ClaimTtu> ttus;
-    if (estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus) != 0)
-      throw std::logic_error("replay: TTU estimator refused the snapshot");
-    for (const ClaimTtu& t : ttus) {
-      Live& l = live_[waiting_[t.queue_position]];
-      if (l.claim) {
-        st_.stack().revise(l.claim, t.ttu, &t.spread);
-        continue;
+    size_t n = std::min(window_, waiting_.size());
+    for (;;) {
+      std::vector<WaitingRequest> waiting;
+      for (size_t q = 0; q < n; ++q) {
+        const Live& l = live_[waiting_[q]];
+        WaitingRequest wr;
+        wr.uncached_prompt_tokens = l.uncached_tokens;
+        wr.cached_prompt_tokens = l.rec.cached_tokens;
+        if (!l.hit.empty()) wr.claim = l.claim;  // kNoClaim until reported
+        wr.retrieval_bytes = l.rec.kv_bytes;
+        wr.ready_in = committed_ready_in(l);
+        waiting.push_back(wr);
       }
-      if (st_.stack().report(l.hit, t.ttu, &l.claim, &t.spread) != 0)
-        throw std::logic_error("replay: claim report refused");
-      by_claim_[l.claim] = static_cast<size_t>(&l - live_.data());
+      SchedulerSnapshot snap{running, waiting, cfg_.max_active, cfg_.generation_limit,
+                             cfg_.ttu_horizon};
+      if (estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus) != 0)
+        throw std::logic_error("replay: TTU estimator refused the snapshot");
+      const bool open = ttus.empty() || !ttus.back().beyond;
+      if (!open || n == waiting_.size()) break;
+      n = std::min(2 * n, waiting_.size());
     }
+    const auto first_beyond =
+        std::find_if(ttus.begin(), ttus.end(), [](const ClaimTtu& t) { return t.beyond; });
+    const size_t reach = first_beyond == ttus.end() ? n : first_beyond->queue_position + 1;
+    window_ = std::max(kMinWindow, 2 * reach);
+    for (const ClaimTtu& t : ttus) give(waiting_[t.queue_position], t.ttu, t.spread, t.beyond);
+    if (n < waiting_.size()) {
+      // Behind a claim past the horizon: past it too, and at least as late.
+      const ClaimTtu& last = ttus.back();
+      const TimeNs bound = std::min(last.ttu, last.spread.at.front());
+      const TtuQuantiles spread = TtuQuantiles::point(bound);
+      for (size_t q = waiting_.size(); q-- > n;) {
+        const Live& l = live_[waiting_[q]];
+        if (l.hit.empty()) continue;
+        if (l.claim) break;  // reported on arrival: the ones before it were too
+        give(waiting_[q], bound, spread, true);
+      }
+      while (!due_.empty() && due_.top().at <= now()) {
+        const Due d = due_.top();
+        due_.pop();
+        const Live& l = live_[d.index];
+        if (l.phase == Phase::kWaiting && l.given_at == d.given_at)
+          give(d.index, bound, spread, true);
+      }
+    }
+    if (!order_changed_) return;
+    order_changed_ = false;
     std::vector<ClaimId> order;
     for (size_t i : waiting_) order.push_back(live_[i].claim ? live_[i].claim : kNoClaim);
     st_.stack().update_order(order);
+  }
+
+  // Gives request i's claim its TTU: reports a new hit; revises a known one, unless both the
+  // TTU and the last one given lie past the horizon (the last not yet decayed to half of it).
+  void give(size_t i, TimeNs ttu, const TtuQuantiles& spread, bool beyond) {
+    Live& l = live_[i];
+    const TimeNs half = cfg_.ttu_horizon / 2;
+    if (l.claim) {
+      if (beyond && l.given - (now() - l.given_at) >= half) return;
+      st_.stack().revise(l.claim, ttu, &spread);
+    } else {
+      if (st_.stack().report(l.hit, ttu, &l.claim, &spread) != 0)
+        throw std::logic_error("replay: claim report refused");
+      by_claim_[l.claim] = i;
+      order_changed_ = true;
+    }
+    l.given = std::min(ttu, spread.at.front());
+    l.given_at = now();
+    if (beyond && cfg_.ttu_horizon != kNever)
+      due_.push({l.given_at + l.given - half, i, l.given_at});
   }
 
   // How long until a committed, still staging claim is stage-ready (the stack's TTR).
@@ -351,6 +415,9 @@ class Engine final : public StackObserver {
   std::unordered_map<ClaimId, size_t> by_claim_;
   OutputLengthHistory history_;
   StepCostSpread step_spread_;
+  size_t window_ = kMinWindow;
+  bool order_changed_ = false;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   bool gpu_busy_ = false;
   bool scheduling_ = false;
   std::vector<size_t> iter_ready_, iter_batch_;

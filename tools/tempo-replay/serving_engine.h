@@ -29,6 +29,11 @@ struct EngineConfig {
   // Object bytes are 1/byte_scale of the model's (real-device runs shrink the KV to fit the
   // machine); retrieval time is modelled on the model's bytes.
   uint64_t byte_scale = 1;
+  // The TTU projection stops at the first claim later than this; claims behind it hold a
+  // lower bound, revised when it decays to half the horizon. A claim past half the horizon
+  // commits under no TTU rule unless its TTR (plus tempo-risk's lead) exceeds that much.
+  // kNever: the whole queue every iteration (what the horizon is tested against).
+  TimeNs ttu_horizon = 20 * kNsPerSec;
 };
 
 enum class RetrievalPath : uint8_t { kNone, kStaged, kOrdinary, kDaxL1 };
