@@ -1,14 +1,20 @@
 #include "fasttier/region.h"
 
-#include <daxctl/libdaxctl.h>
 #include <fcntl.h>
-#include <numa.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+// libdaxctl and libnuma are optional (cmake/TempoOptionalDeps.cmake).
+#ifndef TEMPO_WITHOUT_DAXCTL
+#include <daxctl/libdaxctl.h>
+#endif
+#ifndef TEMPO_WITHOUT_NUMA
+#include <numa.h>
+#endif
 
 namespace tempo {
 namespace {
@@ -35,8 +41,12 @@ struct DaxCandidate {
   uint64_t align = 0;
 };
 
-// The first enabled Device-DAX device libdaxctl knows, or the one at `want`.
-int find_dax(const std::string& want, DaxCandidate* out) {
+// The first enabled Device-DAX device libdaxctl knows, or the one at `want`. -ENODEV when
+// there is none, -EOPNOTSUPP when built without libdaxctl.
+int find_dax([[maybe_unused]] const std::string& want, [[maybe_unused]] DaxCandidate* out) {
+#ifdef TEMPO_WITHOUT_DAXCTL
+  return -EOPNOTSUPP;
+#else
   daxctl_ctx* ctx = nullptr;
   int ret = daxctl_new(&ctx);
   if (ret < 0) return ret;
@@ -59,6 +69,25 @@ int find_dax(const std::string& want, DaxCandidate* out) {
   }
   daxctl_unref(ctx);
   return ret;
+#endif
+}
+
+// Binds [p, p + bytes) to NUMA node `node`: 0, -EINVAL when there is no such node,
+// -EOPNOTSUPP when built without libnuma.
+int bind_to_node([[maybe_unused]] void* p, [[maybe_unused]] uint64_t bytes, int node,
+                 std::string* error) {
+#ifdef TEMPO_WITHOUT_NUMA
+  *error = "binding the fast tier to NUMA node " + std::to_string(node) +
+           " needs libnuma: libtempo was built without it";
+  return -EOPNOTSUPP;
+#else
+  if (numa_available() < 0 || node > numa_max_node()) {
+    *error = "NUMA node " + std::to_string(node) + " does not exist";
+    return -EINVAL;
+  }
+  if (p != nullptr) numa_tonode_memory(p, bytes, node);
+  return 0;
+#endif
 }
 
 }  // namespace
@@ -99,9 +128,9 @@ int FastTierRegion::map_dram(const FastTierOptions& o, std::string* error) {
     *error = "a DRAM fast tier needs a size";
     return -EINVAL;
   }
-  if (o.numa_node >= 0 && (numa_available() < 0 || o.numa_node > numa_max_node())) {
-    *error = "NUMA node " + std::to_string(o.numa_node) + " does not exist";
-    return -EINVAL;
+  // Checked before mapping anything.
+  if (o.numa_node >= 0) {
+    if (const int r = bind_to_node(nullptr, 0, o.numa_node, error); r < 0) return r;
   }
   source_ = "dram";
   size_ = round_up(o.bytes, kHugePage);
@@ -129,7 +158,7 @@ int FastTierRegion::map_dram(const FastTierOptions& o, std::string* error) {
     }
   }
   if (o.numa_node >= 0) {
-    numa_tonode_memory(base_, size_, o.numa_node);
+    bind_to_node(base_, size_, o.numa_node, error);
     numa_node_ = o.numa_node;
   }
   if (o.prefault) {
@@ -142,8 +171,10 @@ int FastTierRegion::map_dax(const FastTierOptions& o, std::string* error) {
   DaxCandidate dax;
   int ret = find_dax(o.dax_path, &dax);
   if (ret < 0) {
-    *error = o.dax_path == "auto" ? "no enabled Device-DAX device found (libdaxctl)"
-                                  : o.dax_path + " is not an enabled Device-DAX device";
+    *error = ret == -EOPNOTSUPP
+                 ? "a Device-DAX fast tier needs libdaxctl: libtempo was built without it"
+             : o.dax_path == "auto" ? "no enabled Device-DAX device found (libdaxctl)"
+                                    : o.dax_path + " is not an enabled Device-DAX device";
     return ret;
   }
   if (o.bytes > dax.size) {

@@ -1,11 +1,11 @@
 // The calibrated execution costs a TTU projection maps work to: prefill and decode-step
-// time from tokens, context and batch size, and retrieval time from bytes.
+// time from tokens, context and batch size, and retrieval time from bytes. The execution
+// model's implementation (ExecModelCosts) is study code: study/exec_model_costs.h.
 #pragma once
 
 #include <cstdint>
 
 #include "core/time.h"
-#include "model/exec_model.h"
 
 namespace tempo {
 
@@ -22,24 +22,6 @@ class StepCosts {
                                    uint64_t steps) const;
   // Fast-tier-to-GPU transfer of `bytes`.
   virtual TimeNs retrieval_time(uint64_t bytes) const = 0;
-};
-
-// StepCosts from the shared execution-time model. Retrieval runs over the GPU's host link,
-// or at `retrieval_bps` (bytes/s) when that is given and slower (a CXL device's link).
-// Holds a reference: `model` must outlive it.
-class ExecModelCosts final : public StepCosts {
- public:
-  explicit ExecModelCosts(const ExecModel& model, double retrieval_bps = 0)
-      : model_(model), retrieval_bps_(retrieval_bps) {}
-  TimeNs prefill_time(uint64_t new_tokens, uint64_t context_tokens) const override;
-  TimeNs decode_step_time(uint64_t batch, uint64_t total_context_tokens) const override;
-  TimeNs decode_steps_time(uint64_t batch, uint64_t total_context_tokens,
-                           uint64_t steps) const override;
-  TimeNs retrieval_time(uint64_t bytes) const override;
-
- private:
-  const ExecModel& model_;
-  double retrieval_bps_;
 };
 
 }  // namespace tempo

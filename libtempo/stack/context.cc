@@ -8,8 +8,10 @@
 #include "device/sim_device.h"
 #include "stack/threaded_driver.h"
 #include "stack/virtual_driver.h"
+#ifndef TEMPO_WITHOUT_URING
 #include "store/object_store.h"
 #include "uring/uring_device.h"
+#endif
 
 namespace tempo {
 namespace {
@@ -20,8 +22,15 @@ StackConfig stack_config(const Settings& s, uint32_t staging_slots) {
                      ControllerConfig{s.policy, s.tick_ns}};
 }
 
+#ifdef TEMPO_WITHOUT_URING
+int open_uring(const Settings&, const Clock&, std::shared_ptr<ObjectStore>*,
+               std::unique_ptr<Device>*, std::string* error) {
+  *error = "device 'uring' is not available: libtempo was built without liburing";
+  return -EOPNOTSUPP;
+}
+#else
 // The uring device's store and device. 0, or -errno with `error`.
-int open_uring(const Settings& s, const Clock& clock, std::unique_ptr<ObjectStore>* store,
+int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStore>* store,
                std::unique_ptr<Device>* device, std::string* error) {
   ObjectStoreOptions so;
   so.dir = s.uring.store_path;
@@ -30,7 +39,8 @@ int open_uring(const Settings& s, const Clock& clock, std::unique_ptr<ObjectStor
   so.sync = s.uring.store_sync;
   so.direct_io = s.uring.direct_io;
   RecoveryReport report;
-  if (const int r = ObjectStore::open(so, store, &report); r != 0) {
+  std::unique_ptr<ObjectStore> opened;
+  if (const int r = ObjectStore::open(so, &opened, &report); r != 0) {
     *error =
         "uring.store_path '" + so.dir + "': cannot open the object store: " + std::strerror(-r);
     return r;
@@ -50,6 +60,7 @@ int open_uring(const Settings& s, const Clock& clock, std::unique_ptr<ObjectStor
   d.eviction = s.eviction;
   d.staging_rate_bps = s.calibration_rate_bps;
   d.demand_rate_bps = s.demand_rate_bps;
+  *store = std::move(opened);
   std::unique_ptr<UringDevice> dev;
   if (const int r = UringDevice::create(**store, d, clock, &dev, error); r != 0) return r;
   const uint64_t capacity = dev->info().capacity_bytes;
@@ -61,6 +72,7 @@ int open_uring(const Settings& s, const Clock& clock, std::unique_ptr<ObjectStor
   *device = std::move(dev);
   return 0;
 }
+#endif
 
 }  // namespace
 
@@ -136,7 +148,7 @@ int Context::start_threaded(const StackConfig& config, std::string* error) {
 }
 
 Context::~Context() {
-  driver_->stop();
+  if (driver_) driver_->stop();  // a context that failed to build may have none yet
   // The stack holds pins on the device, the device reads the store.
   stack_.reset();
   owned_device_.reset();
@@ -202,11 +214,17 @@ int Context::sim_advance(TimeNs ns) {
 }
 
 int Context::store_put(ObjectKey key, std::span<const std::byte> data) {
+#ifdef TEMPO_WITHOUT_URING
+  (void)key;
+  (void)data;
+  return -EOPNOTSUPP;
+#else
   if (store_ == nullptr) return -EOPNOTSUPP;
   if (data.empty()) return -EINVAL;
   // The store serialises its own writers; the loop thread only reads placed objects.
   if (store_->lookup(key)) return -EEXIST;
   return store_->put(key, data);
+#endif
 }
 
 }  // namespace tempo

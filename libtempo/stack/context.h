@@ -77,7 +77,9 @@ class Context {
 
   std::string kind_;
   std::unique_ptr<Driver> driver_;  // destroyed last: the device and stack schedule on it
-  std::unique_ptr<ObjectStore> store_;
+  // Shared only so that its deleter is fixed where it is made: built without liburing,
+  // nothing here names the store's destructor.
+  std::shared_ptr<ObjectStore> store_;
   std::unique_ptr<Device> owned_device_;
   Device* device_ = nullptr;
   std::unique_ptr<Stack> stack_;

@@ -26,9 +26,8 @@ UringDevice::UringDevice(ObjectStore& store, const UringDeviceOptions& options, 
 int UringDevice::create(ObjectStore& store, const UringDeviceOptions& options, const Clock& clock,
                         std::unique_ptr<UringDevice>* out, std::string* error) {
   if (options.queue_depth == 0 || options.request_bytes == 0 ||
-      options.request_bytes % kFastTierUnit != 0 || options.dax_granule_bytes == 0 ||
-      options.dax_granule_bytes % kFastTierUnit != 0) {
-    *error = "queue_depth must be positive; request_bytes and dax_granule_bytes multiples of 4 KiB";
+      options.request_bytes % kFastTierUnit != 0) {
+    *error = "queue_depth must be positive; request_bytes a multiple of 4 KiB";
     return -EINVAL;
   }
   std::unique_ptr<UringDevice> d(new UringDevice(store, options, clock));
@@ -143,7 +142,6 @@ void UringDevice::evict_locked(ObjectKey key, Entry& e) {
     TEMPO_PROBE_EVICT(key, e.bytes);
   }
   entries_.erase(key);
-  // A partly fetched dax-l1 object was never reported resident.
   if (was_resident) post_locked(Event{Event::Kind::kEvicted, {}, key, {}, 0});
 }
 
@@ -158,23 +156,13 @@ bool UringDevice::make_room_locked(uint64_t bytes) {
   return true;
 }
 
-void UringDevice::drop_entry_locked(ObjectKey key) {
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return;
-  policy_->remove(key);
-  fast_->release(it->second.bytes, it->second.extents);
-  entries_.erase(it);
-}
-
 int UringDevice::stage(ObjectKey key) {
   std::lock_guard lock(mu_);
   auto it = entries_.find(key);
-  if (it != entries_.end() && it->second.state != Residency::kAbsent) return -EBUSY;
+  if (it != entries_.end()) return -EBUSY;
   ObjectInfo info;
   int ret = store_.acquire(key, &info);
   if (ret < 0) return ret;
-  // A partly fetched dax-l1 copy is superseded by the staged one.
-  drop_entry_locked(key);
   std::vector<Extent> extents;
   if (!make_room_locked(info.size) || fast_->allocate(info.size, &extents) < 0) {
     store_.release(info);
@@ -417,33 +405,40 @@ void UringDevice::finish_stage_locked(Op& op) {
   post_locked(Event{Event::Kind::kStage, c, op.key, {}, status});
 }
 
+bool UringDevice::verify_locked(const ObjectInfo& info, const std::byte* bytes) {
+  if (!options_.verify_checksums || checksum64(bytes, info.size) == info.checksum) return true;
+  ++ustats_.checksum_errors;
+  return false;
+}
+
+bool UringDevice::cache_locked(ObjectKey key, const std::byte* bytes, uint64_t size) {
+  std::vector<Extent> extents;
+  if (!make_room_locked(size) || fast_->allocate(size, &extents) < 0) return false;
+  uint64_t copied = 0;
+  for (const Extent& x : extents) {
+    const uint64_t n = std::min(size - copied, x.len);
+    std::memcpy(fast_->at(x.offset), bytes + copied, n);
+    copied += n;
+  }
+  Entry& e = entries_[key];
+  e.bytes = size;
+  e.state = Residency::kResident;
+  e.extents = std::move(extents);
+  stats_.resident_bytes += e.bytes;
+  policy_->add(key, e.bytes, clock_.now());
+  post_locked(Event{Event::Kind::kResident, {}, key, {}, 0});
+  return true;
+}
+
 void UringDevice::finish_demand_locked(Op& op) {
   int status = op.error;
-  if (status == 0 && options_.verify_checksums &&
-      checksum64(op.bounce.get(), op.info.size) != op.info.checksum) {
+  if (status == 0 && !verify_locked(op.info, op.bounce.get())) {
     status = -EBADMSG;
-    ++ustats_.checksum_errors;
     store_.quarantine(op.info, -EBADMSG, "demand-read bytes fail the object checksum");
   }
-  if (status == 0 && !entries_.contains(op.key) && make_room_locked(op.info.size)) {
-    // Cached unpinned afterwards, as the memory path would leave it.
-    std::vector<Extent> extents;
-    if (fast_->allocate(op.info.size, &extents) == 0) {
-      uint64_t copied = 0;
-      for (const Extent& x : extents) {
-        const uint64_t n = std::min(op.length - copied, x.len);
-        std::memcpy(fast_->at(x.offset), op.bounce.get() + copied, n);
-        copied += n;
-      }
-      Entry& e = entries_[op.key];
-      e.bytes = op.info.size;
-      e.state = Residency::kResident;
-      e.extents = std::move(extents);
-      stats_.resident_bytes += e.bytes;
-      policy_->add(op.key, e.bytes, clock_.now());
-      post_locked(Event{Event::Kind::kResident, {}, op.key, {}, 0});
-    }
-  }
+  // Cached unpinned afterwards, as the memory path would leave it.
+  if (status == 0 && !entries_.contains(op.key))
+    cache_locked(op.key, op.bounce.get(), op.info.size);
   DemandGroup& g = *op.group;
   if (status < 0 && g.status == 0) g.status = status;
   if (--g.outstanding == 0)
@@ -519,84 +514,22 @@ int UringDevice::resident_extents(ObjectKey key,
   return 0;
 }
 
-int64_t UringDevice::dax_l1_read(ObjectKey key, uint64_t offset, std::span<std::byte> dst) {
+int UringDevice::admit(ObjectKey key, std::span<const std::byte> bytes) {
   std::lock_guard lock(mu_);
-  auto it = entries_.find(key);
-  uint64_t size;
-  if (it != entries_.end()) {
-    size = it->second.bytes;
-  } else {
-    auto info = store_.lookup(key);
-    if (!info) return -ENOENT;
-    size = info->size;
-  }
-  if (offset > size || dst.size() > size - offset) return -EINVAL;
-  if (dst.empty()) return 0;
-  if (it != entries_.end() && it->second.state == Residency::kStaging) return -EAGAIN;
-  const uint64_t g = options_.dax_granule_bytes;
-  if (it == entries_.end() || it->second.state == Residency::kAbsent) {
-    if (it == entries_.end()) {
-      // First touch: space for the whole object, granules filled as they are touched.
-      std::vector<Extent> extents;
-      if (!make_room_locked(size) || fast_->allocate(size, &extents) < 0) return -ENOSPC;
-      Entry& e = entries_[key];
-      e.bytes = size;
-      e.extents = std::move(extents);
-      e.granules.assign((fast_->footprint(size) + g - 1) / g, false);
-      policy_->add(key, size, clock_.now());
-      it = entries_.find(key);
-    }
-    Entry& e = it->second;
-    const int fd = store_.data_fd();
-    ObjectInfo info;
-    int ret = store_.acquire(key, &info);
-    if (ret < 0) return ret;
-    const uint64_t padded = fast_->footprint(size);
-    for (uint64_t gi = offset / g; gi * g < offset + dst.size(); ++gi) {
-      if (e.granules[gi]) continue;
-      // A load that misses: the device fetches the granule before the load completes.
-      uint64_t pos = gi * g;
-      const uint64_t end = std::min(pos + g, padded);
-      while (pos < end) {
-        uint64_t contiguous = 0;
-        std::byte* p = fast_ptr_locked(e.extents, pos, &contiguous);
-        const uint64_t n = std::min(end - pos, contiguous);
-        ssize_t r = pread(fd, p, n, static_cast<off_t>(info.offset + pos));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-          ret = r < 0 ? -errno : -EIO;
-          ++ustats_.read_errors;
-          store_.release(info);
-          return ret;
-        }
-        pos += static_cast<uint64_t>(r);
-      }
-      e.granules[gi] = true;
-      ++ustats_.dax_granule_fetches;
-      ustats_.dax_bytes_fetched += end - gi * g;
-      stats_.demand_bytes += end - gi * g;
-    }
-    store_.release(info);
-    if (std::all_of(e.granules.begin(), e.granules.end(), [](bool b) { return b; })) {
-      e.granules.clear();
-      e.state = Residency::kResident;
-      stats_.resident_bytes += e.bytes;
-      post_locked(Event{Event::Kind::kResident, {}, key, {}, 0});
-    }
-  }
-  Entry& e = it->second;
-  if (e.pins == 0) policy_->record_access(key, clock_.now());
-  uint64_t pos = offset;
-  uint64_t copied = 0;
-  while (copied < dst.size()) {
-    uint64_t contiguous = 0;
-    const std::byte* p = fast_ptr_locked(e.extents, pos, &contiguous);
-    const uint64_t n = std::min<uint64_t>(dst.size() - copied, contiguous);
-    std::memcpy(dst.data() + copied, p, n);
-    copied += n;
-    pos += n;
-  }
-  return static_cast<int64_t>(dst.size());
+  if (entries_.contains(key)) return -EEXIST;
+  ObjectInfo info;
+  int ret = store_.acquire(key, &info);
+  if (ret < 0) return ret;
+  if (bytes.size() != info.size)
+    ret = -EINVAL;
+  else if (!verify_locked(info, bytes.data()))
+    ret = -EBADMSG;
+  else if (!cache_locked(key, bytes.data(), info.size))
+    ret = -ENOSPC;
+  else
+    stats_.demand_bytes += info.size;
+  store_.release(info);
+  return ret;
 }
 
 void UringDevice::drop_unpinned() {

@@ -39,8 +39,7 @@ struct UringDeviceOptions {
   bool register_buffers = true;       // READ_FIXED into the registered fast tier
   bool verify_checksums = true;       // check each staged object against the catalog
   std::string eviction = "lru";
-  uint32_t dax_granule_bytes = 4096;  // dax-l1 emulation: fetch unit on a miss
-  double staging_rate_bps = 0;        // reported by info(); calibrate with the bench
+  double staging_rate_bps = 0;  // reported by info(); calibrate with the bench
   double demand_rate_bps = 0;
 };
 
@@ -50,8 +49,6 @@ struct UringDeviceStats {
   uint64_t short_reads = 0;      // completions that moved fewer bytes than asked
   uint64_t read_errors = 0;      // completions with an error
   uint64_t checksum_errors = 0;  // staged or demand-read objects that failed verification
-  uint64_t dax_granule_fetches = 0;
-  uint64_t dax_bytes_fetched = 0;
   bool registered_buffers = false;
 };
 
@@ -90,13 +87,14 @@ class UringDevice final : public Device {
   // (pointer, length) extents in object order; they stay valid until the caller unpins.
   // -ENOENT unknown, -EAGAIN not resident, -EPERM not pinned.
   int resident_extents(ObjectKey key, std::vector<std::span<const std::byte>>* out) const override;
-  // The dax-l1 emulation (LMCache's Device-DAX L1 over memory-semantic flash): reads
-  // [offset, offset + dst.size()) of `key` through the fast tier as a load would, fetching
-  // each granule that is not resident from SSD, synchronously, when the read touches it.
-  // The object becomes resident (unpinned) once every granule has been touched. The bytes
-  // read, or -ENOENT, -EINVAL (range outside the object), -EAGAIN (being staged), -ENOSPC,
-  // or an I/O error.
-  int64_t dax_l1_read(ObjectKey key, uint64_t offset, std::span<std::byte> dst);
+  // Places an object's bytes that the caller read from the store itself in the fast tier,
+  // resident and unpinned, as the demand path does with what it read (evicting unpinned
+  // objects to make room); they count as demand bytes. Checked against the catalog's
+  // checksum when verify_checksums. 0, or -ENOENT (not in the store), -EINVAL (`bytes` is
+  // not the object's size), -EEXIST (already resident or being staged), -ENOSPC, -EBADMSG
+  // (`bytes` fail the catalog's checksum: nothing is placed, the store is left as it is),
+  // or the store's error for a quarantined object.
+  int admit(ObjectKey key, std::span<const std::byte> bytes);
 
   // Evicts every unpinned resident object (the paper's "reset the fast tier").
   void drop_unpinned();
@@ -111,8 +109,7 @@ class UringDevice final : public Device {
     uint64_t bytes = 0;
     Residency state = Residency::kAbsent;
     uint32_t pins = 0;
-    std::vector<Extent> extents;  // fast-tier placement (staging, resident or dax-partial)
-    std::vector<bool> granules;   // dax-l1: non-empty while only partly fetched
+    std::vector<Extent> extents;  // fast-tier placement (staging or resident)
   };
   struct DemandGroup {
     uint32_t outstanding = 0;
@@ -145,13 +142,17 @@ class UringDevice final : public Device {
   // All *_locked functions expect mu_ held.
   bool make_room_locked(uint64_t bytes);
   void evict_locked(ObjectKey key, Entry& e);
-  void drop_entry_locked(ObjectKey key);
   void pump_locked();
   bool issue_one_locked(Op& op, uint64_t op_id);
   void on_completion_locked(const IoRequest& req, int res);
   void finish_op_locked(uint64_t op_id);
   void finish_stage_locked(Op& op);
   void finish_demand_locked(Op& op);
+  // Checks bytes read outside the fast tier against `info`'s checksum (when verifying).
+  bool verify_locked(const ObjectInfo& info, const std::byte* bytes);
+  // Copies the object's bytes into the fast tier as a resident, unpinned object when there
+  // is room; false when there is not.
+  bool cache_locked(ObjectKey key, const std::byte* bytes, uint64_t size);
   void post_locked(Event ev);
   void signal();
   std::byte* fast_ptr_locked(const std::vector<Extent>& extents, uint64_t pos,

@@ -83,7 +83,7 @@ TEST_F(UringReplay, DaxL1ReadsThroughTheMemoryPathAndStagesNothing) {
   EXPECT_EQ(r.summary.c_gib_s_per_req, 0);
   for (const RequestRecord& q : r.requests) EXPECT_EQ(q.path, RetrievalPath::kDaxL1);
   // The first request faults all 4 MiB in granule by granule; the others hit.
-  EXPECT_EQ(backend_->device().uring_stats().dax_bytes_fetched, 4u << 20);
+  EXPECT_EQ(r.demand_bytes, 4u << 20);
 }
 
 TEST_F(UringReplay, EachRunStartsFromAnEmptyFastTier) {

@@ -8,6 +8,7 @@
 
 #include "model/exec_model.h"
 #include "runtime/ttu_estimator.h"
+#include "study/exec_model_costs.h"
 
 namespace tempo {
 namespace {

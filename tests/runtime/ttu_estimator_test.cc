@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/exec_model.h"
+#include "study/exec_model_costs.h"
 
 namespace tempo {
 namespace {

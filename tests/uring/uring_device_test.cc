@@ -253,30 +253,34 @@ TEST_F(UringDeviceTest, DemandReadErrorReachesTheCaller) {
   EXPECT_EQ(dev_->fast_tier_stats().space.used_bytes, 0u);
 }
 
-TEST_F(UringDeviceTest, DaxL1FetchesOnlyTheGranulesAReadTouches) {
+TEST_F(UringDeviceTest, AdmitPlacesCheckedBytesResidentAndUnpinned) {
   put(7, 64 * kKiB);
+  put(8, 8 * kKiB);
   open_device(options(4 * kMiB));
   const auto want = object_bytes(7, 64 * kKiB);
-  std::vector<std::byte> out(10);
-  ASSERT_EQ(dev_->dax_l1_read(7, 5000, out), 10);
-  EXPECT_TRUE(std::equal(out.begin(), out.end(), want.begin() + 5000));
-  EXPECT_EQ(dev_->uring_stats().dax_granule_fetches, 1u);
-  EXPECT_EQ(dev_->residency(7), Residency::kAbsent);
-  out.resize(8192);
-  ASSERT_EQ(dev_->dax_l1_read(7, 4096, out), 8192);  // granule 1 again, granule 2 new
-  EXPECT_EQ(dev_->uring_stats().dax_granule_fetches, 2u);
-  std::vector<std::byte> all(64 * kKiB);
-  ASSERT_EQ(dev_->dax_l1_read(7, 0, all), static_cast<int64_t>(64 * kKiB));
-  EXPECT_EQ(all, want);
-  EXPECT_EQ(dev_->uring_stats().dax_granule_fetches, 16u);
-  EXPECT_EQ(dev_->uring_stats().dax_bytes_fetched, 64 * kKiB);
+  EXPECT_EQ(dev_->admit(9, want), -ENOENT);
+  EXPECT_EQ(dev_->admit(7, std::span(want).first(4096)), -EINVAL);
+  auto corrupt = object_bytes(8, 8 * kKiB);
+  corrupt[100] ^= std::byte{1};
+  EXPECT_EQ(dev_->admit(8, corrupt), -EBADMSG);
+  EXPECT_EQ(dev_->uring_stats().checksum_errors, 1u);
+  EXPECT_EQ(dev_->residency(8), Residency::kAbsent);
+
+  ASSERT_EQ(dev_->admit(7, want), 0);
   EXPECT_EQ(dev_->residency(7), Residency::kResident);
-  ASSERT_EQ(dev_->dax_l1_read(7, 0, all), static_cast<int64_t>(64 * kKiB));
-  EXPECT_EQ(dev_->uring_stats().dax_granule_fetches, 16u);  // resident: no more fetches
+  EXPECT_EQ(dev_->pin_count(7), 0u);
+  EXPECT_EQ(dev_->stats().resident_bytes, 64 * kKiB);
+  EXPECT_EQ(dev_->stats().demand_bytes, 64 * kKiB);
+  EXPECT_EQ(dev_->admit(7, want), -EEXIST);
+  EXPECT_EQ(dev_->stage(7), -EBUSY);
+  ASSERT_EQ(dev_->pin(7), 0);
+  EXPECT_EQ(read_back(7), want);
+  ASSERT_EQ(dev_->unpin(7), 0);
   dev_->process_completions();
   EXPECT_EQ(obs_.resident, std::vector<ObjectKey>{7});
-  EXPECT_EQ(dev_->dax_l1_read(7, 60 * kKiB, all), -EINVAL);
-  EXPECT_EQ(dev_->dax_l1_read(8, 0, out), -ENOENT);
+  dev_->drop_unpinned();
+  EXPECT_EQ(dev_->residency(7), Residency::kAbsent);
+  EXPECT_EQ(dev_->fast_tier_stats().space.used_bytes, 0u);
 }
 
 TEST_F(UringDeviceTest, RequestsSplitAtRequestSizeWithAndWithoutRegisteredBuffers) {

@@ -13,6 +13,7 @@
 
 #include "report.h"
 #include "serving_stack.h"
+#include "study/exec_model_costs.h"
 
 namespace tempo {
 

@@ -55,7 +55,7 @@ int UringBackend::create(const UringBackendOptions& o, std::unique_ptr<UringBack
 }
 
 UringServingStack::UringServingStack(UringBackend& backend, const StackConfig& config)
-    : backend_(backend) {
+    : backend_(backend), dax_l1_(backend.store(), backend.device()) {
   std::string error;
   if (ThreadedDriver::create(&driver_, &error) != 0) throw std::runtime_error(error);
   UringDevice* dev = &backend.device();
@@ -106,13 +106,12 @@ uint64_t UringServingStack::copy_out(ClaimId claim) {
 int UringServingStack::read_dax_l1(std::span<const ObjectKey> keys, std::function<void(int)> done) {
   // LMCache's DAX-L1 reads through device memory: each touched granule that is not
   // resident is fetched from SSD before the copy goes on, synchronously.
-  UringDevice& dev = backend_.device();
   int status = 0;
   for (ObjectKey key : keys) {
-    const int64_t size = dev.object_size(key);
+    const int64_t size = backend_.device().object_size(key);
     if (size < 0) return static_cast<int>(size);
     if (sink_.size() < static_cast<uint64_t>(size)) sink_.resize(static_cast<size_t>(size));
-    const int64_t r = dev.dax_l1_read(key, 0, std::span(sink_.data(), static_cast<size_t>(size)));
+    const int64_t r = dax_l1_.read(key, 0, std::span(sink_.data(), static_cast<size_t>(size)));
     if (r < 0 && status == 0) status = static_cast<int>(r);
   }
   driver_->schedule_after(0, [done = std::move(done), status] { done(status); });

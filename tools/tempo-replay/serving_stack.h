@@ -18,6 +18,7 @@
 #include "stack/stack.h"
 #include "stack/threaded_driver.h"
 #include "store/object_store.h"
+#include "study/dax_l1.h"
 #include "uring/uring_device.h"
 
 namespace tempo {
@@ -93,7 +94,7 @@ class UringServingStack final : public ServingStack {
   int preload(const KvObject& object, std::string* error) override;
   void run(const std::function<bool()>& done) override;
   uint64_t copy_out(ClaimId claim) override;
-  // Reads every object through the device memory path, granule by granule.
+  // Reads every object as a load through device memory would (study/dax_l1.h).
   int read_dax_l1(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
 
   uint64_t preloaded_bytes_written() const { return written_; }
@@ -102,6 +103,7 @@ class UringServingStack final : public ServingStack {
   UringBackend& backend_;
   std::unique_ptr<ThreadedDriver> driver_;
   std::unique_ptr<Stack> stack_;
+  DaxL1Reader dax_l1_;           // driver thread
   std::vector<std::byte> sink_;  // where copy_out and dax-l1 reads land (driver thread)
   uint64_t written_ = 0;
 };
