@@ -107,14 +107,16 @@ class Engine final : public StackObserver {
     const StackStats stats = st_.stack().stats();
     const ControllerStats& cs = stats.controller;
     const ProviderStats& ps = stats.provider;
-    r.ledger_byte_seconds = ps.ledger_byte_seconds;
+    // In the model's bytes on every device: a real device ran at 1/byte_scale of them.
+    const auto scale = static_cast<double>(cfg_.byte_scale);
+    r.ledger_byte_seconds = ps.ledger_byte_seconds * scale;
     r.summary = summarize(timings, r.ledger_byte_seconds);
     r.capacity_deferrals = cs.capacity_deferrals;
     r.deferred_claims = cs.deferred_claims;
     r.ordinary_claims = cs.ordinary;
     r.end_time = now() - start;
-    r.staged_bytes = ps.staged_bytes;
-    r.demand_bytes = stats.device_stats.demand_bytes;
+    r.staged_bytes = ps.staged_bytes * cfg_.byte_scale;
+    r.demand_bytes = stats.device_stats.demand_bytes * cfg_.byte_scale;
     r.copied_bytes = copied_bytes_;
     if (ps.ledger_bytes != 0 || stats.device_stats.pins != 0)
       throw std::logic_error("replay: protection leaked past the run");

@@ -60,6 +60,8 @@ struct RunResult {
   uint64_t capacity_deferrals = 0;  // refused commit attempts
   uint64_t deferred_claims = 0;     // claims refused at least once
   uint64_t ordinary_claims = 0;
+  // The ledger's byte-time and the bytes moved are in the model's bytes on every device
+  // (what the device saw, times byte_scale), so C compares across devices.
   double ledger_byte_seconds = 0;
   TimeNs end_time = 0;
   uint64_t staged_bytes = 0;
