@@ -5,7 +5,7 @@
 # options to every experiment (e.g. FIGURE_ARGS="--seed 2").
 FIGURES_DIR        ?= $(BUILD)/figures
 FIGURE_ARGS        ?=
-FIGURE_EXPERIMENTS := compare fig1 fig2 fig4 fig5 fig6
+FIGURE_EXPERIMENTS := compare fig1 fig2 fig4 fig5 fig6 interference
 TEMPO_REPLAY       := $(BUILD)/tools/tempo-replay/tempo-replay
 
 .PHONY: figures figures-doc run-figures tempo-replay-bin

@@ -77,7 +77,7 @@ RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy
   // A trace's own output lengths, unless a cap was asked for.
   if (s.workload.name == "trace" && !s.workload.cap_trace_outputs)
     e.generation_limit = std::max(e.generation_limit, l.longest_output);
-  if (s.device != "uring") return run_serving(l.workload, s.stack, e, *l.costs);
+  if (s.device != "uring") return run_serving(l.workload, s.stack, e, *l.costs, s.interference);
   e.byte_scale = s.byte_scale;
   ProviderConfig p = s.stack.provider;
   p.budget_bytes /= s.byte_scale;
@@ -298,6 +298,32 @@ int fig6(const ReplaySetup& s, std::string* error) {
   return write_csvs(s.out_dir + "/fig6", rows, error);
 }
 
+// What a learned staging rate adds: the setup's workload (40 documents unless --documents)
+// with and without a background reader halving the device's rate from 5 s to 15 s (or the
+// window of --interference), under demand, immediate, tempo-static, tempo and tempo-risk
+// (or --policy).
+int interference(const ReplaySetup& s, std::string* error) {
+  ReplaySetup base = s;
+  if (base.workload.documents == 0) base.workload.documents = 40;
+  if (base.policies.empty())
+    base.policies = {"demand", "immediate", "tempo-static", "tempo", "tempo-risk"};
+  ReplaySetup halved = base;
+  if (!halved.interference.active())
+    halved.interference = Interference{5 * kNsPerSec, 15 * kNsPerSec, 0.5};
+  base.interference = Interference{};
+  const Interference& w = halved.interference;
+  const std::vector<std::vector<std::pair<std::string, std::string>>> labels = {
+      {{"interference", "none"}, {"window_start_s", ""}, {"window_end_s", ""}, {"factor", "1"}},
+      {{"interference", "reader"},
+       {"window_start_s", fmt(ns_to_sec(w.start))},
+       {"window_end_s", fmt(ns_to_sec(w.end))},
+       {"factor", fmt(w.rate_factor)}}};
+  std::vector<ExperimentRow> rows;
+  if (const int r = run_grid({base, halved}, labels, s.progress, &rows, error); r != 0) return r;
+  print_summary_table(stdout, rows);
+  return write_csvs(s.out_dir + "/interference", rows, error);
+}
+
 }  // namespace
 
 ReplaySetup default_setup() {
@@ -316,7 +342,7 @@ const std::vector<std::string>& all_policies() {
 }
 
 std::vector<std::string> experiment_names() {
-  return {"compare", "fig1", "fig2", "fig4", "fig5", "fig6"};
+  return {"compare", "fig1", "fig2", "fig4", "fig5", "fig6", "interference"};
 }
 
 int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error) {
@@ -337,7 +363,9 @@ int run_experiment(const std::string& name, const ReplaySetup& s, std::string* e
   if (name == "fig4") return fig4(s, error);
   if (name == "fig5") return fig5(s, error);
   if (name == "fig6") return fig6(s, error);
-  *error = "unknown experiment '" + name + "': accepted compare, fig1, fig2, fig4, fig5, fig6";
+  if (name == "interference") return interference(s, error);
+  *error = "unknown experiment '" + name +
+           "': accepted compare, fig1, fig2, fig4, fig5, fig6, interference";
   return -EINVAL;
 }
 

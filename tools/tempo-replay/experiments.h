@@ -15,7 +15,8 @@ namespace tempo {
 struct ReplaySetup {
   std::string model = "llama-3.1-8b-instruct";
   std::string gpu = "h100-pcie-80gb";
-  SimStackConfig stack;  // device, budget, controller tick
+  SimStackConfig stack;       // device, budget, controller tick
+  Interference interference;  // sim device only: a window of reduced staging rate
   EngineConfig engine;
   WorkloadSpec workload;
   double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)
@@ -48,7 +49,8 @@ struct ExperimentRow {
 // Runs `setup` once per policy. Returns 0 or a negative errno with *error.
 int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error);
 
-// Runs a named experiment ("compare", "fig1", "fig2", "fig4", "fig5", "fig6") and writes
+// Runs a named experiment ("compare", "fig1", "fig2", "fig4", "fig5", "fig6",
+// "interference") and writes
 // its CSVs under setup.out_dir/<name>/. Prints the summary table for "compare".
 int run_experiment(const std::string& name, const ReplaySetup& setup, std::string* error);
 

@@ -20,7 +20,8 @@ void usage(std::FILE* out) {
   std::fprintf(
       out,
       "usage: tempo-replay [options]\n"
-      "  -e, --experiment NAME   compare (default), fig1, fig2, fig4, fig5, fig6\n"
+      "  -e, --experiment NAME   compare (default), fig1, fig2, fig4, fig5, fig6,\n"
+      "                          interference\n"
       "      --default-comparison  all policies, one model, 100%% ratio (make run)\n"
       "  -w, --workload NAME     narrativeqa (default), loogle, trace\n"
       "  -t, --trace FILE        JSONL trace (timestamp, input_length, output_length, hash_ids)\n"
@@ -56,6 +57,8 @@ void usage(std::FILE* out) {
       "  -j, --jobs N            sim: policies run side by side on N threads\n"
       "                          (default: the machine's hardware threads)\n"
       "      --ttu-horizon DUR   TTU projection horizon (default 20s; 0: the whole queue)\n"
+      "      --interference W    sim: START:END:FACTOR, the staging rate times FACTOR\n"
+      "                          from START to END (e.g. 5s:15s:0.5)\n"
       "  -o, --out DIR           output directory (default tempo-replay-out)\n"
       "  -h, --help\n");
 }
@@ -95,7 +98,8 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
     kHorizon,
     kTimeScale,
     kSkipN,
-    kFirst
+    kFirst,
+    kInterference
   };
   static const option kOpts[] = {{"experiment", required_argument, nullptr, 'e'},
                                  {"default-comparison", no_argument, nullptr, kDefault},
@@ -124,6 +128,7 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
                                  {"out", required_argument, nullptr, 'o'},
                                  {"jobs", required_argument, nullptr, 'j'},
                                  {"ttu-horizon", required_argument, nullptr, kHorizon},
+                                 {"interference", required_argument, nullptr, kInterference},
                                  {"device", required_argument, nullptr, 'd'},
                                  {"store", required_argument, nullptr, kStore},
                                  {"byte-scale", required_argument, nullptr, kScale},
@@ -259,12 +264,17 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
       case 'o':
         s->out_dir = arg;
         break;
+      case kInterference: {
+        std::string why;
+        if (tempo::parse_interference(arg, &s->interference, &why) != 0) return fail(why);
+        break;
+      }
       case 'j':
         if (!parse_u32(optarg, &s->jobs)) return fail("--jobs takes a positive integer");
         break;
       case kHorizon: {
-        const tempo::TimeNs d = arg == "0" ? 0 : tempo::parse_duration(arg);
-        if (d < 0 || (d == 0 && arg != "0")) return fail("invalid --ttu-horizon '" + arg + "'");
+        const tempo::TimeNs d = tempo::parse_duration(arg);
+        if (d < 0) return fail("invalid --ttu-horizon '" + arg + "' (e.g. 20s, 0: none)");
         s->engine.ttu_horizon = d == 0 ? tempo::kNever : d;
         break;
       }
@@ -295,6 +305,8 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
   const bool sliced = s->workload.time_scale != 1.0 || s->workload.skip || s->workload.first;
   if (s->workload.name != "trace" && (sliced || s->workload.skip_malformed))
     return fail("--time-scale, --skip, --first and --skip-malformed apply to traces only");
+  if (s->interference.active() && s->device != "sim")
+    return fail("--interference applies to the sim device only");
   if (s->stack.provider.budget_bytes >= s->stack.device.capacity_bytes)
     return fail("--budget must be below --fast-tier");
   return true;

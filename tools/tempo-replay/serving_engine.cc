@@ -435,7 +435,8 @@ RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
 }
 
 RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
-                      const EngineConfig& engine, const StepCosts& costs) {
+                      const EngineConfig& engine, const StepCosts& costs,
+                      const Interference& interference) {
   SimStackConfig s = stack;
   if (engine.policy != "dax-l1") {
     auto p = parse_policy(engine.policy);
@@ -443,6 +444,7 @@ RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stac
     s.controller.policy = *p;
   }
   SimServingStack st(s);
+  st.device().set_interference(interference);
   return run_serving(workload, st, engine, costs);
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "device/interference.h"
 #include "metrics/serving_metrics.h"
 #include "replay_request.h"
 #include "runtime/output_length_history.h"
@@ -76,9 +77,11 @@ class ServingStack;
 // or fixed costs in tests). Throws std::invalid_argument for an invalid configuration.
 RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
                       const EngineConfig& engine, const StepCosts& costs);
-// The same on a sim stack built from `stack` with the engine's policy; throws
-// std::invalid_argument for an unknown policy.
+// The same on a sim stack built from `stack` with the engine's policy, its device under
+// `interference` (device/interference.h) from the start of the run; throws
+// std::invalid_argument for an unknown policy or an invalid window.
 RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
-                      const EngineConfig& engine, const StepCosts& costs);
+                      const EngineConfig& engine, const StepCosts& costs,
+                      const Interference& interference = {});
 
 }  // namespace tempo
