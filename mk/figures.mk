@@ -30,3 +30,12 @@ figures-doc: figures
 run-figures:
 	@scripts/deps.sh plots
 	@$(PY) -B scripts/figures/compare.py $(BUILD)/run
+
+# The timely grid of issue 14 (Documentation/reproduction.md, "The timely grid"): 432
+# cells (2 models x ratios 50/75/100 x fast tiers 100/50/25 GiB x 4 arrival patterns x 3
+# seeds x 2 workloads) under the seven policies, each cell checked against the issue's bar
+# for tempo-risk, then the Pareto sweep of its knob. About 9 minutes on a loaded 2-core
+# machine; results in $(FIGURES_DIR)/timely-grid/.
+.PHONY: timely-grid
+timely-grid: tempo-replay-bin
+	@$(PY) -B scripts/figures/timely_grid.py $(TEMPO_REPLAY) $(FIGURES_DIR)
