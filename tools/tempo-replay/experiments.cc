@@ -74,6 +74,8 @@ int load(const ReplaySetup& s, Loaded* out, std::string* error) {
 RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy) {
   EngineConfig e = s.engine;
   e.policy = policy;
+  e.max_context_tokens = l.model.model().max_context_tokens;
+  if (s.gpu_kv_memory) e.kv_capacity_tokens = l.model.kv_cache_capacity_tokens(0.9);
   // A trace's own output lengths, unless a cap was asked for.
   if (s.workload.name == "trace" && !s.workload.cap_trace_outputs)
     e.generation_limit = std::max(e.generation_limit, l.longest_output);

@@ -43,6 +43,8 @@ void usage(std::FILE* out) {
       "      --output-cap N      generation limit (default 128; a trace keeps its own\n"
       "                          output lengths unless this is given)\n"
       "      --max-active N      active sequences (default 4)\n"
+      "      --gpu-kv-memory     admission also waits for GPU KV memory (90%% of HBM\n"
+      "                          after the weights)\n"
       "      --fast-tier BYTES   fast-tier capacity (default 100GiB)\n"
       "      --budget BYTES      protected-capacity budget (default 50GiB)\n"
       "      --staging-rate B/S  aggregate staging rate (default 11GiB)\n"
@@ -99,7 +101,8 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
     kTimeScale,
     kSkipN,
     kFirst,
-    kInterference
+    kInterference,
+    kGpuKv
   };
   static const option kOpts[] = {{"experiment", required_argument, nullptr, 'e'},
                                  {"default-comparison", no_argument, nullptr, kDefault},
@@ -129,6 +132,7 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
                                  {"jobs", required_argument, nullptr, 'j'},
                                  {"ttu-horizon", required_argument, nullptr, kHorizon},
                                  {"interference", required_argument, nullptr, kInterference},
+                                 {"gpu-kv-memory", no_argument, nullptr, kGpuKv},
                                  {"device", required_argument, nullptr, 'd'},
                                  {"store", required_argument, nullptr, kStore},
                                  {"byte-scale", required_argument, nullptr, kScale},
@@ -263,6 +267,9 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
       }
       case 'o':
         s->out_dir = arg;
+        break;
+      case kGpuKv:
+        s->gpu_kv_memory = true;
         break;
       case kInterference: {
         std::string why;

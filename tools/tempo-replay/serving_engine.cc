@@ -101,8 +101,12 @@ class Engine final : public StackObserver {
     for (Live& l : live_) {
       if (l.phase != Phase::kDone) throw std::logic_error("replay: a request never finished");
       rebase(&l.rec, start);
-      timings.push_back(l.rec.timing);
       r.requests.push_back(l.rec);
+      if (l.rec.path == RetrievalPath::kRejected) {
+        ++r.rejected;
+        continue;
+      }
+      timings.push_back(l.rec.timing);
     }
     const StackStats stats = st_.stack().stats();
     const ControllerStats& cs = stats.controller;
@@ -151,8 +155,22 @@ class Engine final : public StackObserver {
     l.rec.deferrals = v.deferrals;
   }
 
+  // KV tokens a request holds in GPU memory by its end (its prompt and its output); held
+  // from admission, as no preemption is modelled.
+  uint64_t kv_tokens(const Live& l) const {
+    return l.req->prompt_tokens + std::min(l.req->output_tokens, cfg_.generation_limit);
+  }
+
   void arrive(size_t i) {
     Live& l = live_[i];
+    const bool too_long = cfg_.max_context_tokens > 0 && kv_tokens(l) > cfg_.max_context_tokens;
+    const bool too_big = cfg_.kv_capacity_tokens > 0 && kv_tokens(l) > cfg_.kv_capacity_tokens;
+    if (too_long || too_big) {
+      l.rec.path = RetrievalPath::kRejected;
+      l.phase = Phase::kDone;
+      ++finished_;
+      return;
+    }
     // Prefix lookup: the longest run of leading chunks the SSD tier holds.
     for (const KvObject& o : l.req->prefix_chunks) {
       if (st_.stack().object_size(o.key) < 0) break;
@@ -177,8 +195,11 @@ class Engine final : public StackObserver {
     // KV that becomes available while scheduling is picked up below, not by re-entering.
     if (gpu_busy_ || scheduling_) return;
     scheduling_ = true;
-    while (running_.size() < cfg_.max_active && !waiting_.empty()) {
+    while (running_.size() < cfg_.max_active && !waiting_.empty() &&
+           (cfg_.kv_capacity_tokens == 0 ||
+            kv_used_ + kv_tokens(live_[waiting_.front()]) <= cfg_.kv_capacity_tokens)) {
       const size_t i = waiting_.front();
+      kv_used_ += kv_tokens(live_[i]);
       waiting_.pop_front();
       order_changed_ = true;
       running_.push_back(i);
@@ -300,6 +321,7 @@ class Engine final : public StackObserver {
     l.rec.timing.output_tokens = l.generated;
     history_.record(l.generated);
     std::erase(running_, static_cast<size_t>(&l - live_.data()));
+    kv_used_ -= kv_tokens(l);
     ++finished_;
   }
 
@@ -418,6 +440,7 @@ class Engine final : public StackObserver {
   OutputLengthHistory history_;
   StepCostSpread step_spread_;
   size_t window_ = kMinWindow;
+  uint64_t kv_used_ = 0;  // GPU KV tokens held by the running requests
   bool order_changed_ = false;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   bool gpu_busy_ = false;

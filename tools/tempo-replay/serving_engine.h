@@ -35,9 +35,19 @@ struct EngineConfig {
   // commits under no TTU rule unless its TTR (plus tempo-risk's lead) exceeds that much.
   // kNever: the whole queue every iteration (what the horizon is tested against).
   TimeNs ttu_horizon = 20 * kNsPerSec;
+  // GPU memory: KV tokens that fit in HBM after the weights (0: unlimited). A request is
+  // admitted only while the running requests' KV leaves room for its own, each counted at
+  // what it holds by its end (prompt plus output: no preemption is modelled, so the
+  // memory is held from admission); admission stays FCFS, so the head of the queue waits
+  // for memory as for a slot.
+  uint64_t kv_capacity_tokens = 0;
+  // The model's context window (0: none): a request whose prompt plus output does not fit
+  // is rejected on arrival and counted, as is one that could never fit in
+  // kv_capacity_tokens.
+  uint64_t max_context_tokens = 0;
 };
 
-enum class RetrievalPath : uint8_t { kNone, kStaged, kOrdinary, kDaxL1 };
+enum class RetrievalPath : uint8_t { kNone, kStaged, kOrdinary, kDaxL1, kRejected };
 
 struct RequestRecord {
   uint64_t id = 0;
@@ -68,6 +78,7 @@ struct RunResult {
   uint64_t staged_bytes = 0;
   uint64_t demand_bytes = 0;
   uint64_t copied_bytes = 0;  // real devices: fast-tier bytes copied out by transfers
+  uint64_t rejected = 0;      // requests refused on arrival (context or GPU memory)
 };
 
 class ServingStack;
