@@ -94,6 +94,7 @@ TEMPO_EXPORT int tempo_ctx_new(tempo_config* config, tempo_ctx** out) {
   if (!config || !out) return -EINVAL;
   *out = nullptr;
   try {
+    config->error.clear();
     std::unique_ptr<tempo::Context> context;
     int err = tempo::Context::create(config->settings, &context, &config->error);
     if (err != 0) return err;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -27,9 +28,12 @@ std::string_view strip_comment(std::string_view line) {
 }
 
 int read_file(std::string_view path, std::string* text, std::string* error) {
+  // A directory opens as a stream that reads nothing: refuse it rather than apply nothing.
+  std::error_code ec;
+  const bool dir = std::filesystem::is_directory(path, ec);
   std::ifstream in{std::string(path)};
-  if (!in) {
-    const int e = errno ? errno : ENOENT;
+  if (dir || !in) {
+    const int e = dir ? EISDIR : errno ? errno : ENOENT;
     if (error) *error = std::string(path) + ": cannot read: " + std::strerror(e);
     return -e;
   }
@@ -60,8 +64,8 @@ int parse(std::string_view text, std::string_view name, std::string* error, Appl
       const std::string_view name_in = trim(line.substr(1, line.size() - 2));
       if (name_in.empty() || name_in == "tempo") {
         section.clear();
-      } else if (name_in == "uring") {
-        section = "uring.";
+      } else if (is_setting_section(name_in)) {
+        section = std::string(name_in) + ".";
       } else {
         if (error)
           *error =
@@ -140,16 +144,14 @@ std::string environment_name(std::string_view key) {
 int apply_environment(Settings& s, const std::function<const char*(const char*)>& lookup,
                       std::string* error) {
   Settings next = s;
-  for (const auto* table : {&Settings::keys(), &Settings::uring_keys()}) {
-    for (const auto& [key, desc] : *table) {
-      const std::string name = environment_name(key);
-      const char* value = lookup(name.c_str());
-      if (value == nullptr) continue;
-      std::string msg;
-      if (const int r = next.set(key, value, &msg); r != 0) {
-        if (error) *error = name + ": " + msg;
-        return r;
-      }
+  for (const SettingKey& k : setting_keys()) {
+    const std::string name = environment_name(k.key);
+    const char* value = lookup(name.c_str());
+    if (value == nullptr) continue;
+    std::string msg;
+    if (const int r = next.set(k.key, value, &msg); r != 0) {
+      if (error) *error = name + ": " + msg;
+      return r;
     }
   }
   s = std::move(next);

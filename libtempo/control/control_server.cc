@@ -7,9 +7,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace tempo {
 namespace {
@@ -147,47 +150,88 @@ ControlServer::~ControlServer() {
   if (stop_fd_ >= 0) close(stop_fd_);
 }
 
-void ControlServer::serve() {
-  while (true) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents) return;
-    if (fds[0].revents & POLLIN) {
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      serve_client(fd);
-      close(fd);
-    }
-  }
+// One connection: bytes read but not yet answered, the reply not yet sent, and when the
+// request in progress (its bytes and its reply) must be done.
+struct ControlServer::Client {
+  int fd = -1;
+  std::string in;
+  std::string out;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+namespace {
+
+std::chrono::steady_clock::time_point request_deadline() {
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(kControlRequestMs);
 }
 
-void ControlServer::serve_client(int fd) {
-  std::string buf;
-  char chunk[4096];
+// Sends what the kernel takes without blocking. false: the client is gone.
+bool flush(ControlServer::Client& c) {
+  while (!c.out.empty()) {
+    const ssize_t w = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    c.out.erase(0, static_cast<size_t>(w));
+  }
+  c.deadline = request_deadline();
+  return true;
+}
+
+}  // namespace
+
+void ControlServer::serve() {
+  // Non-blocking, all clients in one poll: a client that drips bytes or never reads its
+  // replies is dropped at its deadline and never holds the others, nor the stop request.
+  std::vector<Client> clients;
   while (true) {
-    // A client that goes quiet for 2 s, or sends a line over 64 KiB, is dropped: one slow
-    // client must not hold the socket.
-    pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    if (poll(fds, 2, 2000) <= 0 || fds[1].revents) return;
-    const ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n <= 0) return;
-    buf.append(chunk, static_cast<size_t>(n));
-    if (buf.size() > 65536) return;
-    size_t nl;
-    while ((nl = buf.find('\n')) != std::string::npos) {
-      const std::string line = reply(buf.substr(0, nl)) + "\n";
-      buf.erase(0, nl + 1);
-      size_t off = 0;
-      while (off < line.size()) {
-        const ssize_t w = send(fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
-        if (w <= 0) return;
-        off += static_cast<size_t>(w);
+    std::vector<pollfd> fds = {{stop_fd_, POLLIN, 0}};
+    fds.push_back({clients.size() < kControlMaxClients ? listen_fd_ : -1, POLLIN, 0});
+    auto now = std::chrono::steady_clock::now();
+    int timeout_ms = -1;
+    for (const Client& c : clients) {
+      // A client with a reply queued is not read until the reply is sent: no unbounded queue.
+      fds.push_back({c.fd, static_cast<short>(c.out.empty() ? POLLIN : POLLOUT), 0});
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - now).count();
+      const int ms = static_cast<int>(std::max<int64_t>(left + 1, 0));
+      timeout_ms = timeout_ms < 0 ? ms : std::min(timeout_ms, ms);
+    }
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) return;
+    if (fds[0].revents) break;
+    now = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < clients.size(); ++i) {
+      Client& c = clients[i];
+      const bool alive = now < c.deadline && serve_client(c, fds[i + 2].revents);
+      if (!alive) {
+        close(c.fd);
+        c.fd = -1;
       }
     }
+    std::erase_if(clients, [](const Client& c) { return c.fd < 0; });
+    if (fds[1].revents & POLLIN) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) clients.push_back({fd, {}, {}, request_deadline()});
+    }
   }
+  for (const Client& c : clients) close(c.fd);
+}
+
+bool ControlServer::serve_client(Client& c, short revents) {
+  if (revents & POLLOUT) {
+    if (!flush(c)) return false;
+  } else if (revents & (POLLIN | POLLHUP | POLLERR)) {
+    char chunk[4096];
+    const ssize_t n = read(c.fd, chunk, sizeof(chunk));
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return false;
+    if (n > 0) c.in.append(chunk, static_cast<size_t>(n));
+  }
+  // One request at a time: the next is answered once this reply is sent.
+  size_t nl;
+  while (c.out.empty() && (nl = c.in.find('\n')) != std::string::npos) {
+    c.out = reply(c.in.substr(0, nl)) + "\n";
+    c.in.erase(0, nl + 1);
+    if (!flush(c)) return false;
+  }
+  return c.in.size() <= kControlMaxLine;
 }
 
 std::string ControlServer::reply(const std::string& request) {

@@ -8,6 +8,13 @@
 // kClaimsPage (the default `limit`) with ids above `after` (default 0), in id order; `next`
 // is the `after` of the following page, null on the last. Off unless the configuration
 // sets control_socket.
+//
+// Limits (Documentation/robustness.md): at most kControlMaxClients connections at once (more
+// wait in the listen backlog); each request, from the connection or the previous reply to its
+// own reply sent, has kControlRequestMs; a request line is at most kControlMaxLine bytes; one
+// reply is queued per client, and the client's next request is read only once it is sent. A
+// client over a limit is disconnected. Sockets are non-blocking: no client holds the others
+// or the destructor.
 #pragma once
 
 #include <memory>
@@ -18,6 +25,9 @@
 
 namespace tempo {
 
+inline constexpr size_t kControlMaxClients = 16;
+inline constexpr int kControlRequestMs = 2000;
+inline constexpr size_t kControlMaxLine = 65536;
 // The most claims one `claims` reply carries.
 inline constexpr size_t kClaimsPage = 1000;
 
@@ -34,11 +44,14 @@ class ControlServer {
 
   const std::string& path() const { return path_; }
 
+  struct Client;
+
  private:
   ControlServer(Context& instance, std::string path)
       : instance_(instance), path_(std::move(path)) {}
   void serve();
-  void serve_client(int fd);
+  // Reads or sends what poll reported for one client; false when it is to be dropped.
+  bool serve_client(Client& c, short revents);
   std::string reply(const std::string& request);
 
   Context& instance_;

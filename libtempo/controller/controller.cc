@@ -74,8 +74,16 @@ TtrMode Controller::ttr_mode() const {
                                                              : TtrMode::kStateAware;
 }
 
+namespace {
+bool ttu_in_range(TimeNs ttu) { return ttu >= -kMaxTimeNs && ttu <= kMaxTimeNs; }
+bool spread_in_range(const TtuQuantiles* spread) {
+  return spread == nullptr || std::all_of(spread->at.begin(), spread->at.end(), ttu_in_range);
+}
+}  // namespace
+
 int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
                        const TtuQuantiles* spread) {
+  if (!ttu_in_range(ttu) || !spread_in_range(spread)) return -EOVERFLOW;
   const ClaimId cid = next_id_;
   if (const int r = provider_.track(cid, manifest); r != 0) return r;
   ++next_id_;
@@ -107,6 +115,7 @@ int Controller::revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) {
   Claim* c = find(id);
   if (!c) return -ENOENT;
   if (claim_state_terminal(c->state)) return -EINVAL;
+  if (!ttu_in_range(ttu) || !spread_in_range(spread)) return -EOVERFLOW;
   if (c->state != ClaimState::kPlanned) return 0;
   c->ttu = ttu;
   c->ttu_at = clock_.now();

@@ -32,6 +32,11 @@ struct ControllerConfig {
 // A placeholder in update_order() for a waiting request that has no claim.
 inline constexpr ClaimId kNoClaim = 0;
 
+// The time horizon (2^62 ns, about 146 years): a TTU lies within +-kMaxTimeNs and the clock,
+// a deadline or a virtual-time advance never goes past it (-EOVERFLOW), so TTU arithmetic
+// cannot overflow.
+inline constexpr TimeNs kMaxTimeNs = TimeNs{1} << 62;
+
 enum class RetrievalOutcome : uint8_t {
   kReady,     // stage-ready: begin the transfer
   kWait,      // committed, staging: wait for readiness
@@ -73,13 +78,13 @@ class Controller final : public ProviderListener {
   void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
 
   // Records a hit as a PLANNED claim, metadata only; `ttu` is the time until retrieval is
-  // expected to begin. -EINVAL empty manifest or zero-size object.
-  // `spread`, when given, is the TTU's distribution (tempo-risk reads it; the point is used
-  // otherwise).
+  // expected to begin. -EINVAL empty manifest or zero-size object, -EOVERFLOW a TTU (or a
+  // quantile of the spread) beyond +-kMaxTimeNs or a manifest over the provider's limits. `spread`,
+  // when given, is the TTU's distribution (tempo-risk reads it; the point is used otherwise).
   int report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
              const TtuQuantiles* spread = nullptr);
   // A new TTU estimate (and spread). Ignored (0) once committed: commitment is never
-  // revoked. -ENOENT unknown, -EINVAL terminal.
+  // revoked. -ENOENT unknown, -EINVAL terminal, -EOVERFLOW beyond +-kMaxTimeNs.
   int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
   // The runtime's waiting queue in scheduling order (kNoClaim for requests without one;
   // ended claims are skipped). -ENOENT if an id was never issued; nothing changes then.

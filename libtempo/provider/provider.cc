@@ -55,9 +55,13 @@ void Provider::set_cls(ObjRec& o, Cls cls) {
 
 int Provider::track(ClaimId id, const Manifest& manifest) {
   if (claims_.contains(id)) return -EEXIST;
-  if (manifest.empty()) return -EINVAL;
-  for (const KvObject& k : manifest)
+  if (manifest.empty() || manifest.size() > kMaxManifestObjects) return -EINVAL;
+  uint64_t total = 0;
+  for (const KvObject& k : manifest) {
     if (k.bytes == 0) return -EINVAL;
+    if (k.bytes > kMaxManifestBytes - total) return -EOVERFLOW;
+    total += k.bytes;
+  }
   ClaimRec c;
   std::unordered_set<ObjectKey> seen;
   for (const KvObject& k : manifest) {

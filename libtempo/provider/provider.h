@@ -19,6 +19,11 @@
 
 namespace tempo {
 
+// Limits of one manifest: objects, and bytes summed over them (1 PiB, far above any fast
+// tier, far below where a sum of sizes could wrap).
+inline constexpr size_t kMaxManifestObjects = size_t{1} << 20;
+inline constexpr uint64_t kMaxManifestBytes = uint64_t{1} << 50;
+
 using ClaimId = uint64_t;
 
 enum class TtrMode : uint8_t {
@@ -77,7 +82,8 @@ class Provider final : public DeviceObserver {
   Device& device() { return device_; }
 
   // Remembers an uncommitted claim's manifest (duplicates in it count once). Metadata only:
-  // no I/O, no reservation. -EEXIST known id, -EINVAL empty manifest or a zero-size object.
+  // no I/O, no reservation. -EEXIST known id, -EINVAL empty manifest, a zero-size object or
+  // more than kMaxManifestObjects, -EOVERFLOW more than kMaxManifestBytes in all.
   int track(ClaimId id, const Manifest& manifest);
   // Forgets an uncommitted claim. -ENOENT unknown, -EBUSY committed (release it instead).
   int untrack(ClaimId id);

@@ -76,38 +76,42 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
 
 }  // namespace
 
-int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::string* error) {
+int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::string* error,
+                    DriverKind driver) {
   if (const int r = s.validate(error); r != 0) return r;
+  if (s.device != "sim" && s.device != "uring") {
+    *error = "device '" + s.device + "' is not available through this library build";
+    return -EOPNOTSUPP;
+  }
   std::unique_ptr<Context> c(new Context());
   c->kind_ = s.device;
+  if (driver == DriverKind::kDefault)
+    driver = s.device == "sim" ? DriverKind::kVirtual : DriverKind::kThreaded;
+  if (driver == DriverKind::kVirtual) {
+    auto v = std::make_unique<VirtualDriver>();
+    c->virtual_ = v.get();
+    c->driver_ = std::move(v);
+  } else {
+    std::unique_ptr<ThreadedDriver> t;
+    if (const int r = ThreadedDriver::create(&t, error); r != 0) return r;
+    c->driver_ = std::move(t);
+  }
   try {
+    uint32_t slots = 0;  // the device's
     if (s.device == "sim") {
-      auto driver = std::make_unique<VirtualDriver>();
       auto dev = std::make_unique<SimDevice>(
-          *driver, SimDeviceConfig{s.fast_tier_bytes, s.staging_rate_bps, s.staging_slots,
-                                   s.op_latency_ns, s.demand_rate_bps, s.eviction});
-      c->virtual_ = driver.get();
+          *c->driver_, SimDeviceConfig{s.fast_tier_bytes, s.staging_rate_bps, s.staging_slots,
+                                       s.op_latency_ns, s.demand_rate_bps, s.eviction});
       c->sim_ = dev.get();
-      c->device_ = dev.get();
-      c->driver_ = std::move(driver);
       c->owned_device_ = std::move(dev);
-      c->stack_ = std::make_unique<Stack>(*c->driver_, c->driver_->clock(), *c->device_,
-                                          stack_config(s, 0));
-      *out = std::move(c);
-      return 0;
+    } else {
+      if (const int r = open_uring(s, c->driver_->clock(), &c->store_, &c->owned_device_, error);
+          r != 0)
+        return r;
+      if (s.is_explicit("staging_slots")) slots = s.staging_slots;
     }
-    if (s.device != "uring") {
-      *error = "device '" + s.device + "' is not available through this library build";
-      return -EOPNOTSUPP;
-    }
-    std::unique_ptr<ThreadedDriver> driver;
-    if (const int r = ThreadedDriver::create(&driver, error); r != 0) return r;
-    if (const int r = open_uring(s, driver->clock(), &c->store_, &c->owned_device_, error); r != 0)
-      return r;
     c->device_ = c->owned_device_.get();
-    c->driver_ = std::move(driver);
-    const uint32_t slots = s.is_explicit("staging_slots") ? s.staging_slots : 0;
-    if (const int r = c->start_threaded(stack_config(s, slots), error); r != 0) return r;
+    if (const int r = c->start(stack_config(s, slots), error); r != 0) return r;
   } catch (const std::invalid_argument& e) {
     *error = e.what();
     return -EINVAL;
@@ -125,7 +129,7 @@ int Context::create(Device& device, const StackConfig& config, std::unique_ptr<C
   if (const int r = ThreadedDriver::create(&driver, error); r != 0) return r;
   c->driver_ = std::move(driver);
   try {
-    if (const int r = c->start_threaded(config, error); r != 0) return r;
+    if (const int r = c->start(config, error); r != 0) return r;
   } catch (const std::invalid_argument& e) {
     *error = e.what();
     return -EINVAL;
@@ -134,16 +138,24 @@ int Context::create(Device& device, const StackConfig& config, std::unique_ptr<C
   return 0;
 }
 
-int Context::start_threaded(const StackConfig& config, std::string* error) {
-  auto& driver = static_cast<ThreadedDriver&>(*driver_);
+int Context::start(const StackConfig& config, std::string* error) {
   Device* dev = device_;
-  if (const int r = driver.watch(dev->completion_fd(), [dev] { dev->process_completions(); });
-      r != 0) {
-    *error = "cannot watch the device's completions";
-    return r;
+  const int fd = dev->completion_fd();
+  auto deliver = [dev] { dev->process_completions(); };
+  if (virtual_ != nullptr) {
+    if (fd >= 0) virtual_->watch(fd, deliver, [dev] { return !dev->idle(); });
+    stack_ = std::make_unique<Stack>(*driver_, driver_->clock(), *dev, config);
+    return 0;
   }
-  stack_ = std::make_unique<Stack>(driver, driver.clock(), *dev, config);
-  driver.start();
+  auto& threaded = static_cast<ThreadedDriver&>(*driver_);
+  if (fd >= 0) {
+    if (const int r = threaded.watch(fd, deliver); r != 0) {
+      *error = "cannot watch the device's completions";
+      return r;
+    }
+  }
+  stack_ = std::make_unique<Stack>(threaded, threaded.clock(), *dev, config);
+  threaded.start();
   return 0;
 }
 
@@ -157,6 +169,7 @@ Context::~Context() {
 
 int Context::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {
   if (timeout < 0) return -EINVAL;
+  if (timeout > kMaxTimeNs - driver_->now()) return -EOVERFLOW;
   int r = -EAGAIN;
   driver_->wait_until(
       [&] {
@@ -210,7 +223,12 @@ int Context::sim_add_objects(std::span<const KvObject> objects) {
 
 int Context::sim_advance(TimeNs ns) {
   if (virtual_ == nullptr) return -EOPNOTSUPP;
-  return virtual_->advance(ns);
+  if (ns < 0) return -EINVAL;
+  int r = 0;
+  // One call: the check and the advance see the same clock.
+  virtual_->call(
+      [&] { r = ns > kMaxTimeNs - virtual_->now() ? -EOVERFLOW : virtual_->advance(ns); });
+  return r;
 }
 
 int Context::store_put(ObjectKey key, std::span<const std::byte> data) {

@@ -23,12 +23,17 @@ class ObjectStore;
 class SimDevice;
 class VirtualDriver;
 
+// Which driver runs a context's stack: by default the virtual one for the sim device (its
+// waits run virtual time forward) and the threaded one for real devices.
+enum class DriverKind : uint8_t { kDefault, kVirtual, kThreaded };
+
 class Context {
  public:
-  // Builds the stack `settings` describe. 0, or a negative errno with `error` saying why
-  // (-EINVAL settings, -EOPNOTSUPP device not available in this build, the store's, the
-  // fast tier's or the ring's errors).
-  static int create(const Settings& settings, std::unique_ptr<Context>* out, std::string* error);
+  // Builds the stack `settings` describe on the driver `driver` names. 0, or a negative
+  // errno with `error` saying why (-EINVAL settings, -EOPNOTSUPP device not available in
+  // this build, the store's, the fast tier's or the ring's errors).
+  static int create(const Settings& settings, std::unique_ptr<Context>* out, std::string* error,
+                    DriverKind driver = DriverKind::kDefault);
   // A context on the threaded driver over a real device the caller set up and keeps until
   // the context is gone (tests, tools). Same errors.
   static int create(Device& device, const StackConfig& config, std::unique_ptr<Context>* out,
@@ -56,14 +61,17 @@ class Context {
 
   // Waits up to `timeout` for a claim to be stage-ready (kReady) or to take the ordinary
   // path (kOrdinary). -ETIMEDOUT, -ENOENT, -ECANCELED (released or cancelled), the claim's
-  // error (FAILED), -EINVAL negative timeout. On sim the wait runs virtual time forward.
+  // error (FAILED), -EINVAL negative timeout, -EOVERFLOW when now + timeout passes
+  // kMaxTimeNs. On the virtual driver the wait runs virtual time forward.
   int wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome);
   // The ordinary read of an ORDINARY claim, returning once its objects are read: 0 or the
   // read's error; -ENOENT unknown, -EINVAL not ORDINARY or read already.
   int ordinary_read(ClaimId id);
 
   // The sim device only: objects on the SSD tier (-EEXIST if one is held or listed twice,
-  // -EINVAL zero bytes; nothing is added then), and virtual time. -EOPNOTSUPP elsewhere.
+  // -EINVAL zero bytes; nothing is added then). -EOPNOTSUPP elsewhere.
+  // The virtual driver only: runs time forward by `ns` (-EINVAL negative, -EOVERFLOW past
+  // kMaxTimeNs: the clock stays). -EOPNOTSUPP on the threaded driver (wall clock).
   int sim_add_objects(std::span<const KvObject> objects);
   int sim_advance(TimeNs ns);
   // The uring device only: writes an object into the store (-EEXIST held, -EINVAL empty).
@@ -72,8 +80,8 @@ class Context {
 
  private:
   Context() = default;
-  // Watches the device's completions on the threaded driver, builds the stack, starts.
-  int start_threaded(const StackConfig& config, std::string* error);
+  // Watches the device's completions on the driver, builds the stack, starts the driver.
+  int start(const StackConfig& config, std::string* error);
 
   std::string kind_;
   std::unique_ptr<Driver> driver_;  // destroyed last: the device and stack schedule on it

@@ -6,36 +6,14 @@
 #include <thread>
 #include <vector>
 
+#include "capi_ctx.h"
 #include "tempo/tempo.h"
 
 extern "C" int capi_header_is_c(void);
 
 namespace {
 
-struct Ctx {
-  Ctx(std::initializer_list<std::pair<const char*, const char*>> kv) {
-    EXPECT_EQ(tempo_config_new(&cfg), 0);
-    for (auto [k, v] : kv) EXPECT_EQ(tempo_config_set(cfg, k, v), 0) << tempo_config_error(cfg);
-    EXPECT_EQ(tempo_ctx_new(cfg, &ctx), 0) << tempo_config_error(cfg);
-  }
-  ~Ctx() {
-    tempo_ctx_unref(ctx);
-    tempo_config_free(cfg);
-  }
-  tempo_config* cfg = nullptr;
-  tempo_ctx* ctx = nullptr;
-};
-
-// 10 KB fast tier, 1000 B/s, 2 slots, no latency, 5 KB budget: hand-checkable times.
-Ctx small(const char* policy) {
-  return Ctx{{"fast_tier_bytes", "10000"},
-             {"budget_bytes", "5000"},
-             {"staging_rate", "1000"},
-             {"staging_slots", "2"},
-             {"op_latency", "0"},
-             {"calibration_rate", "1000"},
-             {"policy", policy}};
-}
+Ctx small(const char* policy) { return Ctx(small_config(policy)); }
 
 TEST(CApi, VersionAndHeader) {
   EXPECT_STREQ(tempo_version(), "0.2.0");

@@ -7,10 +7,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "socket_client.h"
 #include "stack/context.h"
 
 namespace tempo {
@@ -24,25 +29,13 @@ std::string socket_path(const char* name) {
       .string();
 }
 
-// One request/response exchange over a fresh connection.
+// One request/response exchange over a fresh connection (an empty reply after 2 s).
 std::string ask(const std::string& path, const std::string& line) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(fd);
-    return "connect failed";
-  }
+  const int fd = connect_to(path);
+  if (fd < 0) return "connect failed";
   const std::string req = line + "\n";
   EXPECT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
-  std::string out;
-  char buf[4096];
-  while (out.find('\n') == std::string::npos) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
+  const std::string out = read_within(fd, 2000);
   close(fd);
   return out;
 }
@@ -178,6 +171,83 @@ TEST(ControlServer, ReplacesAStaleSocketButNotAFile) {
   EXPECT_EQ(ControlServer::start(*in, file, &srv, &err), -EEXIST);
   EXPECT_EQ(err, "control_socket: '" + file + "' exists and is not a socket");
   std::filesystem::remove(file);
+}
+
+// A sim context served on a fresh socket.
+struct Served {
+  explicit Served(const char* name) : in(sim()), path(socket_path(name)) {
+    std::string err;
+    EXPECT_EQ(ControlServer::start(*in, path, &srv, &err), 0) << err;
+  }
+  std::unique_ptr<Context> in;
+  std::string path;
+  std::unique_ptr<ControlServer> srv;
+};
+
+TEST(ControlServer, AnswersPipelinedRequestsInOrder) {
+  Served s("d");
+  const std::string& path = s.path;
+  const int fd = connect_to(path);
+  ASSERT_GE(fd, 0);
+  const std::string two = "claims\nstats\n";
+  ASSERT_EQ(write(fd, two.data(), two.size()), static_cast<ssize_t>(two.size()));
+  std::string got;
+  while (std::count(got.begin(), got.end(), '\n') < 2) {
+    const std::string more = read_within(fd, 1000);
+    if (more.empty()) break;
+    got += more;
+  }
+  close(fd);
+  const size_t nl = got.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  EXPECT_EQ(json::parse(got.substr(0, nl))["claims"], json::array());
+  EXPECT_EQ(json::parse(got.substr(nl + 1))["stats"]["device"], "sim");
+}
+
+// A client that sends one byte every 1.5 s: the 2 s are per request, not per read, so it is
+// dropped at 2 s; meanwhile another client is answered at once.
+TEST(ControlServer, ADrippingClientIsDroppedAtItsDeadlineAndHoldsNoOne) {
+  Served s("e");
+  const std::string& path = s.path;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int drip = connect_to(path);
+  ASSERT_GE(drip, 0);
+  ASSERT_EQ(write(drip, "s", 1), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+
+  const int other = connect_to(path);
+  ASSERT_GE(other, 0);
+  ASSERT_EQ(write(other, "stats\n", 6), 6);
+  const std::string reply = read_within(other, 1000);
+  close(other);
+  ASSERT_FALSE(reply.empty()) << "a dripping client held the server";
+  EXPECT_EQ(json::parse(reply)["ok"], true);
+
+  std::this_thread::sleep_until(t0 + std::chrono::milliseconds(1500));
+  ASSERT_EQ(send(drip, "t", 1, MSG_NOSIGNAL), 1);
+  EXPECT_EQ(read_within(drip, 2500), "");  // EOF: the server closed it
+  const auto closed_after = std::chrono::steady_clock::now() - t0;
+  close(drip);
+  EXPECT_GE(closed_after, std::chrono::milliseconds(kControlRequestMs));
+  EXPECT_LT(closed_after, std::chrono::milliseconds(kControlRequestMs + 700));
+}
+
+// A client that sends requests and never reads the replies: the others are still served and
+// the server stops at once (it used to block in send() and the destructor joined forever).
+TEST(ControlServer, AClientThatNeverReadsHoldsNeitherOthersNorShutdown) {
+  Served s("f");
+  const std::string& path = s.path;
+  const int deaf = connect_deaf_and_flood(path, "stats\n");
+  ASSERT_GE(deaf, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(ask(path, "stats").starts_with(R"({"ok":true,)"))
+      << "a client that never reads held the server";
+
+  auto stopped = std::async(std::launch::async, [&] { s.srv.reset(); });
+  const bool in_time = stopped.wait_for(std::chrono::seconds(1)) == std::future_status::ready;
+  close(deaf);  // unblocks a server stuck in send() so the test ends either way
+  stopped.wait();
+  EXPECT_TRUE(in_time) << "the server's destructor waited on a client that never reads";
 }
 
 }  // namespace

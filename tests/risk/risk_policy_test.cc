@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include "controller/controller.h"
 #include "stack/sim_stack.h"
 
@@ -104,6 +106,17 @@ TEST_F(RiskControllerTest, LateTransfersRecalibrate) {
   rt->driver.events().run_until(600 * kMs);
   ASSERT_EQ(rt->stack.begin_transfer(id), 0);
   EXPECT_EQ(rt->stack.controller().risk_calibration().lead(), 250 * kMs);
+}
+
+TEST_F(RiskControllerTest, SpreadsBeyondTheTimeHorizonAreRefused) {
+  make(quarter());
+  Manifest m{{1, 100}};
+  TtuQuantiles huge = TtuQuantiles::point(kMs);
+  huge.at.back() = kMaxTimeNs + 1;
+  ClaimId id = 0;
+  EXPECT_EQ(rt->stack.report(m, kMs, &id, &huge), -EOVERFLOW);
+  ASSERT_EQ(rt->stack.report(m, kMs, &id), 0);
+  EXPECT_EQ(rt->stack.revise(id, kMs, &huge), -EOVERFLOW);
 }
 
 }  // namespace

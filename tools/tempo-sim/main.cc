@@ -16,9 +16,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "model/exec_model.h"
 #include "placement/experiments.h"
 #include "placement/generators.h"
+#include "placement/hardware.h"
 #include "placement/metrics.h"
 #include "placement/prefetch.h"
 #include "placement/simulator.h"
@@ -38,10 +41,12 @@ const char* kUsage =
     "                     [--baseline tiered|gpu-only|prefix-reuse|full-cpu-offload]\n"
     "                     [--link-priority fifo|demand]\n"
     "                     [--ratio R | --hbm N --dram N --ssd N] [--ewma-alpha A]\n"
-    "                     [--csv FILE] [--requests-csv FILE] [common]\n"
+    "                     [--csv FILE] [--requests-csv FILE] [--json] [common]\n"
     "       tempo-sim export [--workload W | --trace FILE] [--seed N] --out FILE [common]\n"
-    "       tempo-sim study --out DIR [--only name,...] [--seed N] [common]\n"
+    "       tempo-sim study --out DIR [--only name,...] [--seed N]\n"
+    "                       [--trace FILE.jsonl [--trace-block-tokens N]] [common]\n"
     "common: --model NAME|FILE (llama-3.1-8b-instruct) --gpu NAME|FILE (h100-pcie-80gb)\n"
+    "        --host NAME|FILE (h100-pcie-server)\n"
     "        --data-dir DIR --pcie-gbps G --ssd-gbps G --ssd-latency-us U\n"
     "        --price-hbm USD --price-dram USD --price-ssd USD (per GB)\n";
 
@@ -94,6 +99,7 @@ struct Common {
   ExecModel model;
   SimConfig sim;
   TierPrices prices;
+  TierBytes physical;  // the tiers of one GPU's share of the host
   uint64_t seed = 1;
 };
 
@@ -106,6 +112,12 @@ int load_common(const Args& a, Common* c) {
     std::cerr << "tempo-sim: " << err << "\n";
     return -rc;
   }
+  HostSpec host;
+  if (int rc = load_host_spec(a.get("host", "h100-pcie-server"), data_dir, &host, &err); rc != 0) {
+    std::cerr << "tempo-sim: " << err << "\n";
+    return -rc;
+  }
+  if (physical_tier_bytes(c->model, host, &c->physical) != 0) return fail("bad host " + host.name);
   c->sim.pcie_up.bytes_per_sec = c->model.gpu().effective_host_link_bps();
   c->sim.pcie_down.bytes_per_sec = c->sim.pcie_up.bytes_per_sec;
   double pcie = 0, ssd = 0, ssd_lat = 0;
@@ -172,6 +184,66 @@ int cmd_list() {
   return 0;
 }
 
+nlohmann::ordered_json link_bytes_json(const LinkBytes& b) {
+  return {{"pcie_up", b.pcie_up},
+          {"pcie_down", b.pcie_down},
+          {"ssd_read", b.ssd_read},
+          {"ssd_write", b.ssd_write}};
+}
+
+// `run --json`: exact counts (reads by source, misses, bytes per link) and every summary
+// metric, as one JSON object.
+nlohmann::ordered_json run_json(const RunResult& r, const RunSummary& sum) {
+  const CacheCounters& c = r.counters;
+  const auto& by = c.reads_by_source;
+  uint64_t reads = 0;
+  for (uint64_t n : by) reads += n;
+  LinkBytes total = c.demand;
+  total.pcie_up += c.prefetch.pcie_up;
+  total.pcie_down += c.prefetch.pcie_down;
+  total.ssd_read += c.prefetch.ssd_read;
+  total.ssd_write += c.prefetch.ssd_write;
+  nlohmann::ordered_json summary;
+  const auto cols = summary_columns();
+  const auto vals = summary_values(sum);
+  for (size_t i = 0; i < cols.size(); ++i) {
+    double v = 0;
+    summary[cols[i]] =
+        parse_number(vals[i], &v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(vals[i]);
+  }
+  return {{"workload", r.workload},
+          {"policy", r.policy},
+          {"prefetch", r.prefetch},
+          {"baseline", r.baseline},
+          {"shape",
+           {{"hbm_blocks", r.shape.hbm_blocks},
+            {"dram_blocks", r.shape.dram_blocks},
+            {"ssd_blocks", r.shape.ssd_blocks}}},
+          {"block_bytes", r.block_bytes},
+          {"accesses", r.accesses},
+          {"reads", reads},
+          {"writes", c.writes},
+          {"write_hits", c.write_hits},
+          {"reads_from",
+           {{"hbm", by[static_cast<int>(Source::kHbm)]},
+            {"dram", by[static_cast<int>(Source::kDram)]},
+            {"ssd", by[static_cast<int>(Source::kSsd)]},
+            {"recompute", by[static_cast<int>(Source::kRecompute)]}}},
+          {"misses", reads - by[static_cast<int>(Source::kHbm)]},
+          {"promotions", c.promotions},
+          {"demotions", c.demotions},
+          {"drops", c.drops},
+          {"link_bytes",
+           {{"demand", link_bytes_json(c.demand)},
+            {"prefetch", link_bytes_json(c.prefetch)},
+            {"total", link_bytes_json(total)}}},
+          {"prefetches", c.prefetches},
+          {"prefetch_hits", c.prefetch_hits},
+          {"prefetch_wasted", c.prefetch_wasted},
+          {"prefetches_overtaken", c.prefetches_overtaken},
+          {"summary", summary}};
+}
+
 int cmd_run(const Args& a) {
   Common c;
   if (int rc = load_common(a, &c)) return rc;
@@ -181,21 +253,25 @@ int cmd_run(const Args& a) {
   s.policy = a.get("policy", "lru");
   s.prefetch = a.get("prefetch", "none");
   s.baseline = a.get("baseline", "tiered");
-  const std::string priority = a.get("link-priority", "fifo");
+  const std::string priority = a.get("link-priority", "demand");
   if (priority != "fifo" && priority != "demand") {
     return fail("--link-priority must be fifo or demand");
   }
   s.demand_priority = priority == "demand";
+  const bool json = a.has("json");
   std::string err;
-  double ratio = 73;
+  double ratio = 0;
   uint64_t depth = s.prefetch_depth;
   if (!number_opt(a, "ratio", &ratio, &err) || !count_opt(a, "depth", &depth, &err) ||
       !number_opt(a, "ewma-alpha", &s.ewma_alpha, &err)) {
     return fail(err);
   }
-  if (!(ratio > 0)) return fail("--ratio must be > 0");
+  if (a.has("ratio") && !(ratio > 0)) return fail("--ratio must be > 0");
   s.prefetch_depth = static_cast<uint32_t>(depth);
-  s.shape = shape_for_ratio(working_set_blocks(w), ratio);
+  // The physical shape of the hardware files unless a ratio or a shape is given.
+  s.shape = a.has("ratio")
+                ? shape_for_ratio(working_set_blocks(w), ratio)
+                : shape_for_bytes(c.physical, c.model.kv_bytes_per_token() * w.block_tokens);
   if (a.has("hbm") || a.has("dram") || a.has("ssd")) {
     TierShape shape{0, 0, 0};
     if (!count_opt(a, "hbm", &shape.hbm_blocks, &err) ||
@@ -213,9 +289,13 @@ int cmd_run(const Args& a) {
     return fail(e.what());
   }
   const RunSummary sum = summarize(r, w, s.shape, c.prices);
-  const auto cols = summary_columns();
-  const auto vals = summary_values(sum);
-  for (size_t i = 0; i < cols.size(); ++i) std::cout << cols[i] << ": " << vals[i] << "\n";
+  if (json) {
+    std::cout << run_json(r, sum).dump(2) << "\n";
+  } else {
+    const auto cols = summary_columns();
+    const auto vals = summary_values(sum);
+    for (size_t i = 0; i < cols.size(); ++i) std::cout << cols[i] << ": " << vals[i] << "\n";
+  }
   if (a.has("csv")) {
     std::ofstream f(a.get("csv", ""));
     write_summary_csv_header(f);
@@ -265,6 +345,12 @@ int cmd_study(const Args& a) {
   sc.seed = c.seed;
   sc.base = c.sim;
   sc.prices = c.prices;
+  sc.physical = c.physical;
+  Workload trace;
+  if (a.has("trace")) {
+    if (int rc = load_workload(a, c, &trace)) return rc;
+    sc.trace = &trace;
+  }
   ExecModelCost cost(c.model);
   for (const auto& e : experiments()) {
     if (!only.empty() && std::find(only.begin(), only.end(), e.name) == only.end()) continue;
@@ -289,6 +375,10 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 2; i < argc; ++i) {
     std::string k = argv[i];
+    if (k == "--json") {  // the one flag without a value
+      a.opt["json"] = "";
+      continue;
+    }
     if (k.rfind("--", 0) != 0 || i + 1 >= argc) {
       std::cerr << "tempo-sim: expected --option VALUE, got '" << k << "'\n" << kUsage;
       return EINVAL;
@@ -297,7 +387,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> common = {
       "model",     "gpu",        "data-dir",  "pcie-gbps", "ssd-gbps", "ssd-latency-us",
-      "price-hbm", "price-dram", "price-ssd", "seed",      "workload"};
+      "price-hbm", "price-dram", "price-ssd", "seed",      "workload", "host"};
   std::vector<std::string> allowed = common;
   if (cmd == "run" || cmd == "export") {
     allowed.emplace_back("trace");
@@ -305,14 +395,13 @@ int main(int argc, char** argv) {
   }
   if (cmd == "run") {
     for (const char* k : {"policy", "prefetch", "depth", "baseline", "link-priority", "ratio",
-                          "hbm", "dram", "ssd", "ewma-alpha", "csv", "requests-csv"}) {
+                          "hbm", "dram", "ssd", "ewma-alpha", "csv", "requests-csv", "json"}) {
       allowed.emplace_back(k);
     }
   } else if (cmd == "export") {
     allowed.emplace_back("out");
   } else if (cmd == "study") {
-    allowed.emplace_back("out");
-    allowed.emplace_back("only");
+    for (const char* k : {"out", "only", "trace", "trace-block-tokens"}) allowed.emplace_back(k);
   }
   for (const auto& [k, v] : a.opt) {
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {

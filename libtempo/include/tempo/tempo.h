@@ -152,17 +152,19 @@ TEMPO_EXPORT int tempo_ctx_stats(struct tempo_ctx* ctx, struct tempo_stats* stat
 
 /* The sim device only: puts objects on the simulated SSD tier (-EEXIST if one is already
  * there; nothing is added then), and runs virtual time forward by ns. -EOPNOTSUPP on
- * other devices. */
+ * other devices; -EOVERFLOW if the clock would pass 2^62 ns (about 146 years). */
 TEMPO_EXPORT int tempo_sim_add_objects(struct tempo_ctx* ctx, const struct tempo_object* objects,
                                        size_t count);
 TEMPO_EXPORT int tempo_sim_advance(struct tempo_ctx* ctx, int64_t ns);
 
 /* Reports a reusable-KV hit as a PLANNED claim: `objects` is the ordered manifest, ttu_ns
  * the time until retrieval is expected to begin. No I/O, no reservation. Returns 0 and
- * the claim in *id; -EINVAL for an empty manifest or a zero-size object. */
+ * the claim in *id; -EINVAL for an empty manifest, a zero-size object or more than 2^20
+ * objects; -EOVERFLOW for more than 2^50 bytes in all or a TTU beyond +-2^62 ns. */
 TEMPO_EXPORT int tempo_claim_report(struct tempo_ctx* ctx, const struct tempo_object* objects,
                                     size_t count, int64_t ttu_ns, tempo_claim_id* id);
-/* A new TTU estimate; ignored once committed. -ENOENT unknown, -EINVAL ended. */
+/* A new TTU estimate; ignored once committed. -ENOENT unknown, -EINVAL ended, -EOVERFLOW
+ * beyond +-2^62 ns. */
 TEMPO_EXPORT int tempo_claim_revise(struct tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns);
 /* The waiting queue in scheduling order (TEMPO_NO_CLAIM for requests without a claim).
  * -ENOENT if an id is unknown (nothing changes). */
@@ -196,8 +198,8 @@ struct tempo_extent {
  * TEMPO_CONFIG environment variable if set. Then applies TEMPO_<KEY> environment overrides
  * (TEMPO_POLICY, TEMPO_URING_STORE_PATH...). Precedence, lowest first: defaults, the
  * calibration file, this file, the environment, later tempo_config_set() calls.
- * Returns 0; -ENOENT (file unreadable) or -EINVAL, with tempo_config_error() naming the
- * file:line or variable, the key and the accepted values. Unchanged on error. */
+ * Returns 0; -ENOENT (file unreadable), -EISDIR (a directory) or -EINVAL, with tempo_config_error()
+ * naming the file:line or variable, the key and the accepted values. Unchanged on error. */
 TEMPO_EXPORT int tempo_config_load(struct tempo_config* config, const char* path);
 
 /* The context's device: "sim" or "uring". Owned by the library. NULL for a NULL context. */
@@ -206,7 +208,9 @@ TEMPO_EXPORT const char* tempo_ctx_device(struct tempo_ctx* ctx);
 /* Waits up to timeout_ns for the claim to be stage-ready (*outcome TEMPO_RETRIEVAL_READY)
  * or to take the ordinary path (TEMPO_RETRIEVAL_ORDINARY). On sim, waiting runs virtual
  * time forward (at most timeout_ns). Returns 0, -ETIMEDOUT, -ENOENT unknown, -ECANCELED
- * released or cancelled, or the claim's error when FAILED. */
+ * released or cancelled, or the claim's error when FAILED; -EINVAL a negative timeout,
+ * -EOVERFLOW when the clock plus timeout_ns passes 2^62 ns (so INT64_MAX is refused, not
+ * taken as "at once"). */
 TEMPO_EXPORT int tempo_claim_wait_ready(struct tempo_ctx* ctx, tempo_claim_id id,
                                         int64_t timeout_ns, int* outcome);
 
