@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/capi_context.h"
 #include "config/config_file.h"
 #include "config/settings.h"
 #include "control/control_server.h"
@@ -55,6 +56,8 @@ void log(tempo_ctx* ctx, int priority, const std::string& msg) {
 }
 
 }  // namespace
+
+tempo::Context* tempo_capi_context(tempo_ctx* ctx) { return ctx ? ctx->context.get() : nullptr; }
 
 extern "C" {
 

@@ -289,7 +289,8 @@ class Context:
         self._call("tempo_sim_advance", lib.tempo_sim_advance, ns)
 
     def store_put(self, key: int, data: bytes | bytearray | memoryview) -> None:
-        """uring only: writes an object into the store (TempoError EEXIST if it is there)."""
+        """uring only: writes an object into the store; again with the same bytes is a no-op,
+        with other bytes TempoError EEXIST."""
         key = _check_int("key", key, 0, _U64_MAX)
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes-like, not {type(data).__name__}")
