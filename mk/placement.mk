@@ -1,7 +1,7 @@
 # Tiered KV placement study (issues 7, 16): tempo-sim's experiment grids as CSV, then one PNG
 # per figure (Debian's matplotlib under /usr/bin/python3). The physical-shape experiments
 # replay a generated 24,000-request conversation trace (scripts/bench/tempo_sim_trace.py).
-# About 40 s of CPU on one core.
+# About 25 s of CPU on one core (a minute of wall time on the loaded 2-core build machine).
 PLACEMENT_BUILD ?= $(BUILD)
 PLACEMENT_OUT   ?= $(PLACEMENT_BUILD)/placement-study
 PLACEMENT_SEED  ?= 1
