@@ -14,7 +14,9 @@ void to_claim_info(const ClaimView& c, tempo_claim_info* info) {
   info->error = c.error;
   info->bytes = c.bytes;
   info->ttu_ns = c.ttu;
-  info->laxity_ns = c.laxity.value_or(0);
+  info->laxity_ns = c.laxity.value_or(TEMPO_LAXITY_NONE);
+  info->flags = (c.cancel_pending ? TEMPO_CLAIM_F_CANCEL_PENDING : 0u) |
+                (c.never_fits ? TEMPO_CLAIM_F_NEVER_FITS : 0u);
   info->deferrals = c.deferrals;
   info->reported_ns = c.timing.reported;
   info->committed_ns = c.timing.committed;

@@ -26,11 +26,13 @@ void Stack::on_claim_ordinary(ClaimId id) {
   if (observer_) observer_->on_claim_ordinary(id);
 }
 
-int Stack::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
-  return controller_.report(manifest, ttu, id);
+int Stack::report(const Manifest& manifest, TimeNs ttu, ClaimId* id, const TtuQuantiles* spread) {
+  return controller_.report(manifest, ttu, id, spread);
 }
 
-int Stack::revise(ClaimId id, TimeNs ttu) { return controller_.revise(id, ttu); }
+int Stack::revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) {
+  return controller_.revise(id, ttu, spread);
+}
 
 int Stack::update_order(std::span<const ClaimId> order) { return controller_.update_order(order); }
 
@@ -57,6 +59,7 @@ ClaimView Stack::view(const Claim& c) {
   v.objects = c.objects;
   v.deferrals = c.deferrals;
   v.cancel_pending = c.cancel_pending;
+  v.never_fits = c.bytes > provider_.ledger().budget();
   // An ended claim's TTU stops where it ended.
   const TimeNs at = c.timing.ended >= 0 ? c.timing.ended : clock_.now();
   v.ttu = c.ttu - (at - c.ttu_at);

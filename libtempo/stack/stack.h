@@ -38,6 +38,7 @@ struct ClaimView {
   uint32_t objects = 0;
   uint32_t deferrals = 0;
   bool cancel_pending = false;
+  bool never_fits = false;  // its bytes exceed the protected budget: it can never commit
   // Latest TTU, adjusted for the time since it was given (up to the claim's end).
   TimeNs ttu = 0;
   std::optional<TimeNs> ttr;     // PLANNED: if committed now; STAGING: until stage-ready
@@ -78,8 +79,9 @@ class Stack final : private ControllerObserver {
   TimeNs now() const { return clock_.now(); }
 
   // The controller's operations (controller/controller.h), same errors.
-  int report(const Manifest& manifest, TimeNs ttu, ClaimId* id);
-  int revise(ClaimId id, TimeNs ttu);
+  int report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
+             const TtuQuantiles* spread = nullptr);
+  int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
   int update_order(std::span<const ClaimId> order);
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome);
   int begin_transfer(ClaimId id);

@@ -32,7 +32,7 @@ int log_level() {
   return s == "debug" ? 7 : s == "warn" ? 4 : s == "err" ? 3 : 6;
 }
 
-void log(int priority, const std::string& msg) {
+void log_line(int priority, const std::string& msg) {
   if (priority <= log_level()) std::fprintf(stderr, "<%d>tempod: %s\n", priority, msg.c_str());
 }
 
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     return usage(error.c_str());
   tempo::ServerOptions options;
   if (server_options(settings, &options, &error) != 0) return usage(error.c_str());
-  options.log = log;
+  options.log = log_line;
   if (settings.device != "uring") return usage("tempod serves device = uring");
   settings.uring.share_fast_tier = true;
 
@@ -119,25 +119,25 @@ int main(int argc, char** argv) {
   std::unique_ptr<tempo::Context> ctx;
   if (const int r = tempo::Context::create(settings, &ctx, &error, tempo::DriverKind::kThreaded);
       r != 0) {
-    log(3, error);
+    log_line(3, error);
     return 1;
   }
   std::unique_ptr<tempo::Server> server;
   if (const int r = tempo::Server::start(*ctx, options, &server, &error); r != 0) {
-    log(3, error);
+    log_line(3, error);
     return 1;
   }
   std::unique_ptr<tempo::ControlServer> control;
   if (!settings.control_socket.empty() &&
       tempo::ControlServer::start(*ctx, settings.control_socket, &control, &error) != 0) {
-    log(3, error);
+    log_line(3, error);
     return 1;
   }
-  log(6, "serving " + settings.uring.store_path + " on " + options.socket);
+  log_line(6, "serving " + settings.uring.store_path + " on " + options.socket);
   notify_ready();
   int sig = 0;
   sigwait(&stop, &sig);
-  log(6, std::string("stopping on ") + strsignal(sig));
+  log_line(6, std::string("stopping on ") + strsignal(sig));
   control.reset();
   server.reset();
   return 0;

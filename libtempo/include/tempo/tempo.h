@@ -68,6 +68,15 @@ enum tempo_retrieval {
   TEMPO_RETRIEVAL_ORDINARY = 2, /* read through the ordinary (demand) path */
 };
 
+/* tempo_claim_info.laxity_ns of a claim that is not PLANNED: it has no laxity. */
+#define TEMPO_LAXITY_NONE INT64_MIN
+
+/* tempo_claim_info.flags. CANCEL_PENDING: cancelled while staging or transferring, released
+ * once that ends. NEVER_FITS: its bytes exceed the protected budget, so it can never commit
+ * (it takes the ordinary path when retrieved), unlike a claim deferred for now. */
+#define TEMPO_CLAIM_F_CANCEL_PENDING (1u << 0)
+#define TEMPO_CLAIM_F_NEVER_FITS (1u << 1)
+
 /* A claim as tempo_claim_query() reports it. Times are on the context's clock, -1 if the
  * event has not happened. */
 struct tempo_claim_info {
@@ -75,9 +84,9 @@ struct tempo_claim_info {
   int32_t error;      /* negative errno when FAILED (or why it failed over), else 0 */
   uint64_t bytes;     /* unique bytes of the manifest */
   int64_t ttu_ns;     /* latest TTU, adjusted for the time since it was given */
-  int64_t laxity_ns;  /* TTU - TTR while PLANNED, else 0 */
+  int64_t laxity_ns;  /* TTU - TTR while PLANNED, else TEMPO_LAXITY_NONE */
   uint32_t deferrals; /* commit attempts refused for lack of protected capacity */
-  uint32_t reserved;
+  uint32_t flags;     /* TEMPO_CLAIM_F_* (named `reserved`, always 0, before) */
   int64_t reported_ns;
   int64_t committed_ns;
   int64_t ready_ns;
