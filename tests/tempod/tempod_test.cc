@@ -309,7 +309,8 @@ TEST_F(TempodTest, KilledClientsLeaveNothingBehind) {
   EXPECT_EQ(s.reserved_bytes, 0u);
   EXPECT_EQ(s.pinned_bytes, 0u);
   EXPECT_EQ(s.claims_live, 0u);
-  EXPECT_GT(s.claims_reported, 1000u);
+  EXPECT_GT(s.claims_reported,
+            200u);  // the clients worked (about 2,000 in 5 s normally; fewer under TSan and load)
   // Still serving.
   tempo_ctx* after = must_client();
   const tempo_object objs[] = {{101, kObjectBytes}};
