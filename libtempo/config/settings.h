@@ -32,6 +32,17 @@ struct UringSettings {
   bool verify_checksums{};    // uring.verify_checksums: check staged objects
 };
 
+// The cluster tier's keys (`cluster.<name>`): a pool shared by every host, below the store.
+struct ClusterSettings {
+  std::string backend;    // cluster.backend: off or rados
+  std::string conf;       // cluster.conf: ceph.conf ("" = librados' default search)
+  std::string pool;       // cluster.pool
+  std::string client;     // cluster.client: the cephx user
+  std::string prefix;     // cluster.prefix: object names' prefix (the deployment's namespace)
+  double op_timeout_s{};  // cluster.op_timeout_s: every pool operation's bound
+  bool keep_local{};      // cluster.keep_local: a copy of what is staged from the pool
+};
+
 // Every field is a key of the settings table (setting_keys()); its default is the table's.
 struct Settings {
   Settings();  // the table's defaults
@@ -55,6 +66,7 @@ struct Settings {
   std::string control_socket;    // a Unix socket path serving stats and claims; "" is off
   std::string calibration_file;  // measured rates (tempoctl calibrate) applied at set time
   UringSettings uring;
+  ClusterSettings cluster;
   // Keys given explicitly (set, file, environment): a calibration file fills only the rest.
   std::set<std::string> explicit_keys;
 

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "cluster/make_cluster_tier.h"
+
 namespace tempo {
 
 int UringInstance::create(const Settings& s, std::unique_ptr<Instance>* out, std::string* error) {
@@ -25,7 +27,10 @@ int UringInstance::create(const Settings& s, std::unique_ptr<Instance>* out, std
         "uring.store_path '" + so.dir + "': cannot open the object store: " + std::strerror(-r);
     return r;
   }
+  if (const int r = make_cluster_tier(s.cluster, &in->cluster_, error); r != 0) return r;
   UringDeviceOptions dopt;
+  dopt.cluster = in->cluster_.get();
+  dopt.keep_local = s.cluster.keep_local;
   dopt.fast_tier.kind = s.uring.fast_tier;
   // A DAX fast tier is the whole device unless fast_tier_bytes was given.
   dopt.fast_tier.bytes =
@@ -146,7 +151,9 @@ int UringInstance::extents(ClaimId id, std::vector<std::span<const std::byte>>* 
 int UringInstance::store_put(ObjectKey key, std::span<const std::byte> data) {
   if (data.empty()) return -EINVAL;
   if (store_->lookup(key)) return -EEXIST;
-  return store_->put(key, data);
+  const int r = store_->put(key, data);
+  if (r == 0 && cluster_) cluster_->put_async(key, data);
+  return r;
 }
 
 }  // namespace tempo
