@@ -623,7 +623,7 @@ int UringDevice::process_completions() {
 }
 
 int UringDevice::wait(TimeNs timeout) {
-  pollfd p{event_fd_, POLLIN, 0};
+  pollfd p{completion_fd(), POLLIN, 0};
   const int ms = static_cast<int>(std::min<TimeNs>(timeout / kNsPerMs, 1 << 30));
   if (poll(&p, 1, ms) < 0 && errno != EINTR) return -errno;
   return process_completions();
