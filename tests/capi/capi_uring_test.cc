@@ -70,7 +70,9 @@ TEST_F(CApiUring, StagedBytesAreTheStoredObjects) {
   open("immediate");
   const auto objs = put(1, 3);
   const auto again = object_bytes(1, kObjectBytes);
-  EXPECT_EQ(tempo_store_put(ctx_, 1, again.data(), again.size()), -EEXIST);
+  EXPECT_EQ(tempo_store_put(ctx_, 1, again.data(), again.size()), 0);  // same bytes: idempotent
+  const auto other = object_bytes(2, kObjectBytes);
+  EXPECT_EQ(tempo_store_put(ctx_, 1, other.data(), other.size()), -EEXIST);
   EXPECT_EQ(tempo_store_put(ctx_, 9, again.data(), 0), -EINVAL);
   EXPECT_EQ(tempo_sim_advance(ctx_, 1), -EOPNOTSUPP);
 
@@ -220,6 +222,17 @@ TEST_F(CApiUring, MissingStorePathIsAClearError) {
   EXPECT_EQ(tempo_config_set(cfg_, "uring.queue_depth", "0"), -EINVAL);
   EXPECT_STREQ(tempo_config_error(cfg_),
                "invalid value '0' for 'uring.queue_depth': accepted an integer from 1 to 4096");
+}
+
+TEST_F(CApiUring, StoreThatCannotBeOpenedFailsTheContextCleanly) {
+  ASSERT_EQ(tempo_config_new(&cfg_), 0);
+  ASSERT_EQ(tempo_config_set(cfg_, "device", "uring"), 0);
+  ASSERT_EQ(tempo_config_set(cfg_, "uring.store_path", "/proc/self/status/store"), 0);
+  EXPECT_EQ(tempo_ctx_new(cfg_, &ctx_), -ENOTDIR);
+  EXPECT_EQ(ctx_, nullptr);
+  EXPECT_STREQ(tempo_config_error(cfg_),
+               "uring.store_path '/proc/self/status/store': cannot open the object store: Not a "
+               "directory");
 }
 
 }  // namespace

@@ -16,8 +16,8 @@
 namespace tempo::ctl {
 namespace {
 
-// Sends one command line to the control socket and parses the reply line.
-int ask(const std::string& path, const std::string& cmd, json* reply, std::string* error) {
+// Sends one request line to the control socket and parses the reply line.
+int ask(const std::string& path, const json& request, json* reply, std::string* error) {
   sockaddr_un a{};
   if (path.empty() || path.size() >= sizeof(a.sun_path)) {
     *error = "a control socket path of 1 to 107 characters is needed (--socket)";
@@ -35,7 +35,7 @@ int ask(const std::string& path, const std::string& cmd, json* reply, std::strin
                                           : "");
     return -e;
   }
-  const std::string line = json{{"cmd", cmd}}.dump() + "\n";
+  const std::string line = request.dump() + "\n";
   std::string buf;
   int ret = send(fd, line.data(), line.size(), MSG_NOSIGNAL) == ssize_t(line.size()) ? 0 : -EIO;
   while (ret == 0 && buf.find('\n') == std::string::npos) {
@@ -117,7 +117,8 @@ int cmd_stats(const Args& args) {
     if (stats.is_null()) return fail("stats", error);
   } else {
     json reply;
-    if (ask(args.get("socket"), "stats", &reply, &error) != 0) return fail("stats", error);
+    if (ask(args.get("socket"), json{{"cmd", "stats"}}, &reply, &error) != 0)
+      return fail("stats", error);
     stats = reply["stats"];
   }
   if (args.json()) {
@@ -137,12 +138,21 @@ int cmd_claims(const Args& args) {
   json reply;
   std::string error;
   if (!args.has("socket")) return fail("claims", "--socket=<path> is needed");
-  if (ask(args.get("socket"), "claims", &reply, &error) != 0) return fail("claims", error);
   json claims = json::array();
-  for (const json& c : reply["claims"]) {
-    const std::string st = c["state"].get<std::string>();
-    const bool ended = st == "RELEASED" || st == "CANCELLED" || st == "ORDINARY" || st == "FAILED";
-    if (!ended || args.has("all")) claims.push_back(c);
+  // Page by page: each reply is bounded, and `next` is where the following page starts.
+  json request{{"cmd", "claims"}};
+  while (true) {
+    if (ask(args.get("socket"), request, &reply, &error) != 0) return fail("claims", error);
+    if (!reply.contains("claims") || !reply["claims"].is_array())
+      return fail("claims", "unexpected reply: " + reply.dump());
+    for (const json& c : reply["claims"]) {
+      const std::string st = c["state"].get<std::string>();
+      const bool ended =
+          st == "RELEASED" || st == "CANCELLED" || st == "ORDINARY" || st == "FAILED";
+      if (!ended || args.has("all")) claims.push_back(c);
+    }
+    if (!reply.contains("next") || reply["next"].is_null()) break;
+    request["after"] = reply["next"];
   }
   if (args.json()) {
     print_json(claims);
