@@ -47,6 +47,8 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
   if (const int r = ObjectStore::open(so, &opened, &report); r != 0) {
     *error =
         "uring.store_path '" + so.dir + "': cannot open the object store: " + std::strerror(-r);
+    if (const pid_t holder = store_lock_holder(so.dir); r == -EBUSY && holder > 0)
+      *error += " (locked by pid " + std::to_string(holder) + ")";
     return r;
   }
   std::unique_ptr<ClusterTier> tier;
@@ -63,6 +65,7 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
   d.fast_tier.huge_pages = s.uring.huge_pages;
   d.fast_tier.prefault = s.uring.prefault;
   d.fast_tier.dax_path = s.uring.dax_path;
+  d.fast_tier.shareable = s.uring.share_fast_tier;
   d.queue_depth = s.uring.queue_depth;
   d.request_bytes = s.uring.request_bytes;
   d.verify_checksums = s.uring.verify_checksums;
@@ -176,6 +179,15 @@ Context::~Context() {
   owned_device_.reset();  // waits for its reads from the cluster tier
   cluster_.reset();       // waits for its write-throughs
   store_.reset();
+}
+
+int Context::watch(int fd, std::function<void()> on_readable) {
+  if (virtual_ != nullptr) return -EOPNOTSUPP;
+  return static_cast<ThreadedDriver&>(*driver_).watch(fd, std::move(on_readable));
+}
+
+void Context::unwatch(int fd) {
+  if (virtual_ == nullptr) static_cast<ThreadedDriver&>(*driver_).unwatch(fd);
 }
 
 int Context::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {
