@@ -21,8 +21,9 @@ int UringInstance::create(const Settings& s, std::unique_ptr<Instance>* out, std
   so.direct_io = s.uring.direct_io;
   RecoveryReport report;
   if (const int r = ObjectStore::open(so, &in->store_, &report); r != 0) {
-    *error =
-        "uring.store_path '" + so.dir + "': cannot open the object store: " + std::strerror(-r);
+    *error = "uring.store_path '" + so.dir +
+             "': cannot open the object store: " + std::strerror(-r) +
+             (report.errors.empty() ? "" : ": " + report.errors.back());
     return r;
   }
   UringDeviceOptions dopt;
