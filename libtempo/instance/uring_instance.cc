@@ -34,6 +34,8 @@ int UringInstance::create(const Settings& s, std::unique_ptr<Instance>* out, std
   dopt.fast_tier.numa_node = s.uring.numa_node;
   dopt.fast_tier.huge_pages = s.uring.huge_pages;
   dopt.fast_tier.prefault = s.uring.prefault;
+  // Registration would pin (fault in) the arena at once: not when it is to fill lazily.
+  dopt.register_buffers = s.uring.prefault;
   dopt.fast_tier.dax_path = s.uring.dax_path;
   dopt.queue_depth = s.uring.queue_depth;
   dopt.request_bytes = s.uring.request_bytes;

@@ -36,8 +36,10 @@ struct UringDeviceOptions {
   FastTierOptions fast_tier;
   uint32_t queue_depth = 16;          // staging + demand requests in flight
   uint32_t request_bytes = 4u << 20;  // largest read request (a multiple of 4 KiB)
-  bool register_buffers = true;       // READ_FIXED into the registered fast tier
-  bool verify_checksums = true;       // check each staged object against the catalog
+  // READ_FIXED into the registered fast tier. Registering pins, so faults in, the whole
+  // arena; not tried past RLIMIT_MEMLOCK (unless root).
+  bool register_buffers = true;
+  bool verify_checksums = true;  // check each staged object against the catalog
   std::string eviction = "lru";
   double staging_rate_bps = 0;  // reported by info(); calibrate with the bench
   double demand_rate_bps = 0;
