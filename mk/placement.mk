@@ -4,7 +4,7 @@ PLACEMENT_BUILD ?= $(BUILD)
 PLACEMENT_OUT   ?= $(PLACEMENT_BUILD)/placement-study
 PLACEMENT_SEED  ?= 1
 
-.PHONY: placement-study placement-bench
+.PHONY: placement-study placement-bench placement-vs-libcachesim
 
 placement-study: deps
 	$(call configure,$(PLACEMENT_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
@@ -17,3 +17,8 @@ placement-bench: deps
 	$(call configure,$(PLACEMENT_BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	@cmake --build $(PLACEMENT_BUILD) -j $(JOBS) --target bench_placement
 	@$(PLACEMENT_BUILD)/tests/placement/bench_placement --benchmark_min_time=0.5
+
+# tempo-sim against libCacheSim's cachesim on the same 637,836-access stream, side by side
+# (builds libCacheSim in $(PLACEMENT_BUILD)/libcachesim-bench; says SKIP without network).
+placement-vs-libcachesim: deps
+	@scripts/bench/tempo_sim_vs_libcachesim.sh $(PLACEMENT_BUILD)

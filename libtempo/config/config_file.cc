@@ -64,8 +64,8 @@ int parse(std::string_view text, std::string_view name, std::string* error, Appl
       const std::string_view name_in = trim(line.substr(1, line.size() - 2));
       if (name_in.empty() || name_in == "tempo") {
         section.clear();
-      } else if (name_in == "uring") {
-        section = "uring.";
+      } else if (is_setting_section(name_in)) {
+        section = std::string(name_in) + ".";
       } else {
         if (error)
           *error =
@@ -144,16 +144,14 @@ std::string environment_name(std::string_view key) {
 int apply_environment(Settings& s, const std::function<const char*(const char*)>& lookup,
                       std::string* error) {
   Settings next = s;
-  for (const auto* table : {&Settings::keys(), &Settings::uring_keys()}) {
-    for (const auto& [key, desc] : *table) {
-      const std::string name = environment_name(key);
-      const char* value = lookup(name.c_str());
-      if (value == nullptr) continue;
-      std::string msg;
-      if (const int r = next.set(key, value, &msg); r != 0) {
-        if (error) *error = name + ": " + msg;
-        return r;
-      }
+  for (const SettingKey& k : setting_keys()) {
+    const std::string name = environment_name(k.key);
+    const char* value = lookup(name.c_str());
+    if (value == nullptr) continue;
+    std::string msg;
+    if (const int r = next.set(k.key, value, &msg); r != 0) {
+      if (error) *error = name + ": " + msg;
+      return r;
     }
   }
   s = std::move(next);

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
+#include <type_traits>
 
 #include "config/config_file.h"
 
@@ -72,44 +74,268 @@ TimeNs parse_duration(std::string_view text) {
   return -1;
 }
 
-const std::vector<std::pair<std::string_view, std::string_view>>& Settings::keys() {
-  static const std::vector<std::pair<std::string_view, std::string_view>> kKeys = {
-      {"device", "sim | uring | kmod"},
-      {"fast_tier_bytes", "fast-tier capacity (bytes, e.g. 100GiB)"},
-      {"budget_bytes", "protected-capacity budget, below fast_tier_bytes"},
-      {"policy", "demand | immediate | queue-K | tempo-static | tempo"},
-      {"tick", "controller tick (duration, e.g. 50ms)"},
-      {"staging_rate", "sim: aggregate staging bandwidth (bytes/s, e.g. 11GiB)"},
-      {"staging_slots", "concurrent staging operations (1..4096)"},
-      {"op_latency", "sim: per-operation latency (duration)"},
-      {"demand_rate", "sim: ordinary-path read rate (bytes/s)"},
-      {"calibration_rate", "initial effective staging rate for TTR (bytes/s)"},
-      {"static_rate", "tempo-static's fixed staging rate (bytes/s)"},
-      {"rate_window", "active staging time the learned rate spans (duration)"},
-      {"eviction", "eviction policy of unprotected fast-tier objects (e.g. lru)"},
-      {"control_socket", "Unix socket serving stats and claims to tempoctl (path; off if unset)"},
-      {"calibration_file", "rates measured by `tempoctl calibrate` (path)"},
-  };
-  return kKeys;
+namespace {
+
+using Apply = int (*)(Settings&, std::string_view, std::string_view, std::string*);
+
+// Parsers, one per kind of value. `Field` returns a reference to the field in Settings.
+template <auto Field>
+int bytes_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  const int64_t b = parse_bytes(value);
+  if (b <= 0) return fail(error, key, value, "a positive byte count such as 4096, 64KiB, 8GiB");
+  Field(s) = static_cast<uint64_t>(b);
+  return 0;
 }
 
-const std::vector<std::pair<std::string_view, std::string_view>>& Settings::uring_keys() {
-  static const std::vector<std::pair<std::string_view, std::string_view>> kKeys = {
-      {"uring.store_path", "object store directory (required for device = uring)"},
-      {"uring.data_path", "file or block device holding object data (default <store>/data)"},
-      {"uring.store_capacity", "fixed store size in bytes, 0 grows as needed"},
-      {"uring.store_sync", "fdatasync each put (boolean)"},
-      {"uring.direct_io", "O_DIRECT reads of the store (boolean)"},
-      {"uring.fast_tier", "dram | dax"},
-      {"uring.dax_path", "a /dev/daxX.Y device or auto"},
-      {"uring.numa_node", "NUMA node of the DRAM arena, -1 for the process policy"},
-      {"uring.huge_pages", "back the DRAM arena with huge pages when available (boolean)"},
-      {"uring.prefault", "touch the fast tier at start (boolean)"},
-      {"uring.queue_depth", "reads in flight (1..4096)"},
-      {"uring.request_bytes", "largest read request, a multiple of 4KiB"},
-      {"uring.verify_checksums", "verify staged objects against the catalog (boolean)"},
-  };
-  return kKeys;
+template <auto Field>
+int rate_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  const int64_t b = parse_bytes(value);
+  if (b <= 0) return fail(error, key, value, "a positive rate in bytes/s such as 11GiB");
+  Field(s) = static_cast<double>(b);
+  return 0;
+}
+
+template <auto Field, bool kZeroOk>
+int duration_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  const TimeNs d = parse_duration(value);
+  if (d < 0 || (d == 0 && !kZeroOk))
+    return fail(error, key, value, "a duration such as 50ms, 2s, 100us");
+  Field(s) = d;
+  return 0;
+}
+
+template <auto Field>
+int bool_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  const auto b = parse_bool(value);
+  if (!b) return fail(error, key, value, "true, false, yes, no, on, off, 1, 0");
+  Field(s) = *b;
+  return 0;
+}
+
+template <auto Field, int kLo, int kHi>
+int int_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  double n = 0;
+  const bool negative = value.starts_with('-');
+  const std::string accepts =
+      "an integer from " + std::to_string(kLo) + " to " + std::to_string(kHi);
+  if (!parse_number(negative ? value.substr(1) : value, &n) || n != std::floor(n))
+    return fail(error, key, value, accepts);
+  if (negative) n = -n;
+  if (n < kLo || n > kHi) return fail(error, key, value, accepts);
+  Field(s) = static_cast<std::remove_reference_t<decltype(Field(s))>>(n);
+  return 0;
+}
+
+template <auto Field>
+int path_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  if (value.empty()) return fail(error, key, value, "a non-empty path");
+  Field(s) = value;
+  return 0;
+}
+
+// `Field` set to one of `Choices` (a function returning the accepted names).
+template <auto Field, auto Choices>
+int choice_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  std::string accepts;
+  for (std::string_view c : Choices()) {
+    if (value == c) {
+      Field(s) = value;
+      return 0;
+    }
+    accepts += (accepts.empty() ? "" : ", ") + std::string(c);
+  }
+  return fail(error, key, value, accepts);
+}
+
+int policy_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  auto p = parse_policy(value);
+  if (!p) return fail(error, key, value, policy_names_help());
+  s.policy = *p;
+  return 0;
+}
+
+// staging_rate is the sim device's bandwidth; the TTR's starting rate follows it until
+// calibration_rate is given, so a slower device is never projected at the default rate.
+int staging_rate_key(Settings& s, std::string_view key, std::string_view value,
+                     std::string* error) {
+  const int r = rate_key < [](Settings & t) -> auto& { return t.staging_rate_bps; }
+  > (s, key, value, error);
+  if (r == 0 && !s.calibration_rate_given) s.calibration_rate_bps = s.staging_rate_bps;
+  return r;
+}
+
+int calibration_rate_key(Settings& s, std::string_view key, std::string_view value,
+                         std::string* error) {
+  const int r = rate_key < [](Settings & t) -> auto& { return t.calibration_rate_bps; }
+  > (s, key, value, error);
+  if (r == 0) s.calibration_rate_given = true;
+  return r;
+}
+
+int eviction_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  if (value.empty()) return fail(error, key, value, "an eviction policy name such as lru");
+  s.eviction = value;
+  return 0;
+}
+
+int control_socket_key(Settings& s, std::string_view key, std::string_view value,
+                       std::string* error) {
+  if (value.empty() || value.size() >= 108)
+    return fail(error, key, value, "a socket path of 1 to 107 characters");
+  s.control_socket = value;
+  return 0;
+}
+
+int calibration_file_key(Settings& s, std::string_view, std::string_view value,
+                         std::string* error) {
+  Settings next = s;
+  if (const int r = apply_calibration_file(next, value, error); r != 0) return r;
+  next.calibration_file = value;
+  s = std::move(next);
+  return 0;
+}
+
+int store_capacity_key(Settings& s, std::string_view key, std::string_view value,
+                       std::string* error) {
+  const int64_t b = parse_bytes(value);
+  if (b < 0) return fail(error, key, value, "a byte count such as 0, 64GiB (0 grows as needed)");
+  s.uring.store_capacity = static_cast<uint64_t>(b);
+  return 0;
+}
+
+int dax_path_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  if (value != "auto" && !value.starts_with("/dev/dax"))
+    return fail(error, key, value, "auto or a Device-DAX path such as /dev/dax0.0");
+  s.uring.dax_path = value;
+  return 0;
+}
+
+int request_bytes_key(Settings& s, std::string_view key, std::string_view value,
+                      std::string* error) {
+  const int64_t b = parse_bytes(value);
+  if (b <= 0 || b % 4096 != 0 || b > (1ll << 30))
+    return fail(error, key, value, "a multiple of 4KiB up to 1GiB such as 1MiB");
+  s.uring.request_bytes = static_cast<uint32_t>(b);
+  return 0;
+}
+
+constexpr std::string_view kDevices[] = {"sim", "uring", "kmod"};
+constexpr std::string_view kFastTiers[] = {"dram", "dax"};
+
+#define TEMPO_FIELD(path) \
+  [](Settings & s) -> auto& { return s.path; }
+
+// The settings table. A key's default is parsed like any value when Settings is built.
+const SettingKey kSettingKeys[] = {
+    {"device", "sim", "", "`sim`, `uring`, `kmod`",
+     choice_key<TEMPO_FIELD(device), [] { return std::span(kDevices); }>},
+    {"fast_tier_bytes", "100GiB", "",
+     "bytes: `4096`, `64KiB`, `8GiB`, `1.5GB`; on `uring` the DRAM arena's size",
+     bytes_key<TEMPO_FIELD(fast_tier_bytes)>},
+    {"budget_bytes", "50GiB", "",
+     "bytes, below `fast_tier_bytes` (on `uring`, below the fast tier actually mapped)",
+     bytes_key<TEMPO_FIELD(budget_bytes)>},
+    {"policy", "tempo", "", "`demand`, `immediate`, `queue-K` (K >= 1), `tempo-static`, `tempo`",
+     policy_key},
+    {"tick", "50ms", "", "a duration: `50ms`, `2s`, `100us`, `250ns` (a plain number is ms)",
+     duration_key<TEMPO_FIELD(tick_ns), false>},
+    {"staging_rate", "11GiB", "",
+     "bytes/s: the sim device's aggregate staging bandwidth (`calibration_rate` follows it "
+     "unless given)",
+     staging_rate_key},
+    {"staging_slots", "8", "",
+     "1..4096 concurrent staging operations (on `uring`, the device's queue depth unless set)",
+     int_key<TEMPO_FIELD(staging_slots), 1, 4096>},
+    {"op_latency", "100us", "", "duration (sim: per staging operation)",
+     duration_key<TEMPO_FIELD(op_latency_ns), true>},
+    {"demand_rate", "2GiB", "", "bytes/s (sim: the ordinary path; uring: reported as calibrated)",
+     rate_key<TEMPO_FIELD(demand_rate_bps)>},
+    {"calibration_rate", "", "`staging_rate`",
+     "bytes/s: where the learned staging rate (and so every TTR) starts", calibration_rate_key},
+    {"static_rate", "11GiB", "", "bytes/s: TempoKV-Static's fixed rate",
+     rate_key<TEMPO_FIELD(static_rate_bps)>},
+    {"rate_window", "2s", "", "duration: active staging time the learned rate averages over",
+     duration_key<TEMPO_FIELD(rate_window_ns), false>},
+    {"eviction", "lru", "", "an eviction policy name for unprotected fast-tier objects",
+     eviction_key},
+    {"control_socket", "", "off",
+     "a Unix socket path (1..107 characters): the instance serves `tempoctl stats` and "
+     "`tempoctl claims` there, mode 0600",
+     control_socket_key},
+    {"calibration_file", "", "none",
+     "a file `tempoctl calibrate` wrote: its rates replace the defaults of keys not set",
+     calibration_file_key},
+    {"uring.store_path", "", "required",
+     "the object store's directory (created if missing; required for `device = uring`)",
+     path_key<TEMPO_FIELD(uring.store_path)>},
+    {"uring.data_path", "", "`<store>/data`", "a file or block device holding object data",
+     path_key<TEMPO_FIELD(uring.data_path)>},
+    {"uring.store_capacity", "0", "",
+     "bytes; `0` grows the data file as needed, else a fixed, preallocated store",
+     store_capacity_key},
+    {"uring.store_sync", "false", "", "boolean: `fdatasync` before each put returns",
+     bool_key<TEMPO_FIELD(uring.store_sync)>},
+    {"uring.direct_io", "true", "",
+     "boolean: `O_DIRECT` store reads (buffered where the file system refuses)",
+     bool_key<TEMPO_FIELD(uring.direct_io)>},
+    {"uring.fast_tier", "dram", "", "`dram` (an anonymous arena) or `dax` (a Device-DAX mapping)",
+     choice_key<TEMPO_FIELD(uring.fast_tier), [] { return std::span(kFastTiers); }>},
+    {"uring.dax_path", "auto", "", "`auto` (the first DAX device libdaxctl finds) or `/dev/daxX.Y`",
+     dax_path_key},
+    {"uring.numa_node", "-1", "", "-1 (the process policy) .. 1023: the DRAM arena's node",
+     int_key<TEMPO_FIELD(uring.numa_node), -1, 1023>},
+    {"uring.huge_pages", "true", "",
+     "boolean: hugetlb pages when reserved, else transparent huge pages",
+     bool_key<TEMPO_FIELD(uring.huge_pages)>},
+    {"uring.prefault", "true", "",
+     "boolean: touch the whole arena at start (no page faults while staging)",
+     bool_key<TEMPO_FIELD(uring.prefault)>},
+    {"uring.queue_depth", "16", "", "1..4096 reads in flight",
+     int_key<TEMPO_FIELD(uring.queue_depth), 1, 4096>},
+    {"uring.request_bytes", "4MiB", "", "the largest read, a multiple of 4KiB up to 1GiB",
+     request_bytes_key},
+    {"uring.verify_checksums", "true", "",
+     "boolean: verify each staged or demand-read object against the catalog",
+     bool_key<TEMPO_FIELD(uring.verify_checksums)>},
+};
+
+#undef TEMPO_FIELD
+
+}  // namespace
+
+std::span<const SettingKey> setting_keys() { return kSettingKeys; }
+
+const SettingKey* find_setting_key(std::string_view key) {
+  for (const SettingKey& k : kSettingKeys)
+    if (k.key == key) return &k;
+  return nullptr;
+}
+
+bool is_setting_section(std::string_view name) {
+  for (const SettingKey& k : kSettingKeys) {
+    const size_t dot = k.key.find('.');
+    if (dot != std::string_view::npos && k.key.substr(0, dot) == name) return true;
+  }
+  return false;
+}
+
+std::string settings_markdown() {
+  std::string md = "| key | default | accepted |\n|---|---|---|\n";
+  for (const SettingKey& k : kSettingKeys) {
+    const std::string shown = k.default_value.empty() ? std::string(k.when_unset)
+                                                      : "`" + std::string(k.default_value) + "`";
+    md += "| `" + std::string(k.key) + "` | " + shown + " | " + std::string(k.doc) + " |\n";
+  }
+  return md;
+}
+
+Settings::Settings() {
+  for (const SettingKey& k : kSettingKeys) {
+    if (k.default_value.empty()) continue;
+    std::string error;
+    if (k.apply(*this, k.key, k.default_value, &error) != 0)
+      throw std::logic_error("settings table: default of " + std::string(k.key) + ": " + error);
+  }
 }
 
 int Settings::set(std::string_view key, std::string_view value, std::string* error) {
@@ -119,149 +345,10 @@ int Settings::set(std::string_view key, std::string_view value, std::string* err
 }
 
 int Settings::set_default(std::string_view key, std::string_view value, std::string* error) {
-  auto bytes = [&](uint64_t* out) {
-    const int64_t b = parse_bytes(value);
-    if (b <= 0) return fail(error, key, value, "a positive byte count such as 4096, 64KiB, 8GiB");
-    *out = static_cast<uint64_t>(b);
-    return 0;
-  };
-  auto rate = [&](double* out) {
-    const int64_t b = parse_bytes(value);
-    if (b <= 0) return fail(error, key, value, "a positive rate in bytes/s such as 11GiB");
-    *out = static_cast<double>(b);
-    return 0;
-  };
-  auto duration = [&](TimeNs* out, bool zero_ok) {
-    const TimeNs d = parse_duration(value);
-    if (d < 0 || (d == 0 && !zero_ok))
-      return fail(error, key, value, "a duration such as 50ms, 2s, 100us");
-    *out = d;
-    return 0;
-  };
-  if (key == "device") {
-    if (value != "sim" && value != "uring" && value != "kmod")
-      return fail(error, key, value, "sim, uring, kmod");
-    device = value;
-    return 0;
-  }
-  if (key == "fast_tier_bytes") return bytes(&fast_tier_bytes);
-  if (key == "budget_bytes") return bytes(&budget_bytes);
-  if (key == "policy") {
-    auto p = parse_policy(value);
-    if (!p) return fail(error, key, value, policy_names_help());
-    policy = *p;
-    return 0;
-  }
-  if (key == "tick") return duration(&tick_ns, false);
-  if (key == "staging_rate") return rate(&staging_rate_bps);
-  if (key == "staging_slots") {
-    double n = 0;
-    if (!parse_number(value, &n) || n < 1 || n > 4096 || n != std::floor(n))
-      return fail(error, key, value, "an integer from 1 to 4096");
-    staging_slots = static_cast<uint32_t>(n);
-    return 0;
-  }
-  if (key == "op_latency") return duration(&op_latency_ns, true);
-  if (key == "demand_rate") return rate(&demand_rate_bps);
-  if (key == "calibration_rate") return rate(&calibration_rate_bps);
-  if (key == "static_rate") return rate(&static_rate_bps);
-  if (key == "rate_window") return duration(&rate_window_ns, false);
-  if (key == "eviction") {
-    if (value.empty()) return fail(error, key, value, "an eviction policy name such as lru");
-    eviction = value;
-    return 0;
-  }
-  if (key == "control_socket") {
-    if (value.empty() || value.size() >= 108)
-      return fail(error, key, value, "a socket path of 1 to 107 characters");
-    control_socket = value;
-    return 0;
-  }
-  if (key == "calibration_file") {
-    Settings next = *this;
-    if (const int r = apply_calibration_file(next, value, error); r != 0) return r;
-    next.calibration_file = value;
-    *this = std::move(next);
-    return 0;
-  }
-  if (key.starts_with("uring.")) {
-    const int r = set_uring(key, value, error);
-    if (r == 0) extra[std::string(key)] = value;
-    return r;
-  }
-  // Device-specific keys are namespaced ("uring.store_path", "kmod.path"): kept for the device.
-  if (key.find('.') != std::string_view::npos && key.front() != '.' && key.back() != '.') {
-    extra[std::string(key)] = value;
-    return 0;
-  }
+  if (const SettingKey* k = find_setting_key(key)) return k->apply(*this, key, value, error);
   std::string accepted;
-  for (auto [k, d] : keys()) accepted += (accepted.empty() ? "" : ", ") + std::string(k);
-  if (error)
-    *error = "unknown key '" + std::string(key) + "': accepted " + accepted +
-             ", or a device key such as uring.store_path";
-  return -EINVAL;
-}
-
-int Settings::set_uring(std::string_view key, std::string_view value, std::string* error) {
-  UringSettings& u = uring;
-  auto boolean = [&](bool* out) {
-    const auto b = parse_bool(value);
-    if (!b) return fail(error, key, value, "true, false, yes, no, on, off, 1, 0");
-    *out = *b;
-    return 0;
-  };
-  auto integer = [&](double lo, double hi, const char* accepts, auto* out) {
-    double n = 0;
-    const bool negative = value.starts_with('-');
-    if (!parse_number(negative ? value.substr(1) : value, &n) || n != std::floor(n))
-      return fail(error, key, value, accepts);
-    if (negative) n = -n;
-    if (n < lo || n > hi) return fail(error, key, value, accepts);
-    *out = static_cast<std::remove_reference_t<decltype(*out)>>(n);
-    return 0;
-  };
-  auto path = [&](std::string* out) {
-    if (value.empty()) return fail(error, key, value, "a non-empty path");
-    *out = value;
-    return 0;
-  };
-  if (key == "uring.store_path") return path(&u.store_path);
-  if (key == "uring.data_path") return path(&u.data_path);
-  if (key == "uring.store_capacity") {
-    const int64_t b = parse_bytes(value);
-    if (b < 0) return fail(error, key, value, "a byte count such as 0, 64GiB (0 grows as needed)");
-    u.store_capacity = static_cast<uint64_t>(b);
-    return 0;
-  }
-  if (key == "uring.store_sync") return boolean(&u.store_sync);
-  if (key == "uring.direct_io") return boolean(&u.direct_io);
-  if (key == "uring.fast_tier") {
-    if (value != "dram" && value != "dax") return fail(error, key, value, "dram, dax");
-    u.fast_tier = value;
-    return 0;
-  }
-  if (key == "uring.dax_path") {
-    if (value != "auto" && !value.starts_with("/dev/dax"))
-      return fail(error, key, value, "auto or a Device-DAX path such as /dev/dax0.0");
-    u.dax_path = value;
-    return 0;
-  }
-  if (key == "uring.numa_node")
-    return integer(-1, 1023, "an integer from -1 (no binding) to 1023", &u.numa_node);
-  if (key == "uring.huge_pages") return boolean(&u.huge_pages);
-  if (key == "uring.prefault") return boolean(&u.prefault);
-  if (key == "uring.queue_depth")
-    return integer(1, 4096, "an integer from 1 to 4096", &u.queue_depth);
-  if (key == "uring.request_bytes") {
-    const int64_t b = parse_bytes(value);
-    if (b <= 0 || b % 4096 != 0 || b > (1ll << 30))
-      return fail(error, key, value, "a multiple of 4KiB up to 1GiB such as 1MiB");
-    u.request_bytes = static_cast<uint32_t>(b);
-    return 0;
-  }
-  if (key == "uring.verify_checksums") return boolean(&u.verify_checksums);
-  std::string accepted;
-  for (auto [k, d] : uring_keys()) accepted += (accepted.empty() ? "" : ", ") + std::string(k);
+  for (const SettingKey& k : kSettingKeys)
+    accepted += (accepted.empty() ? "" : ", ") + std::string(k.key);
   if (error) *error = "unknown key '" + std::string(key) + "': accepted " + accepted;
   return -EINVAL;
 }

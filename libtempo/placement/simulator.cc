@@ -45,6 +45,92 @@ struct Frontier {
 constexpr uint32_t kAtRequestStart = UINT32_MAX;    // its prefill reads are next
 constexpr uint32_t kAfterRequest = UINT32_MAX - 1;  // it has finished
 
+// What the runtime knows at a decision point (the running request's next pass or its
+// prefill, then the prefill contexts of the requests already queued behind it), produced
+// span by span as the prefetcher asks, with each queued request's eta the sum of the
+// estimated service times ahead of it. Per-request estimates are computed once, so a
+// decision point costs only the spans it hands out, not the length of the queue.
+class QueueView final : public KnownReads {
+ public:
+  QueueView(const Workload& w, const std::vector<Access>& stream,
+            const std::vector<uint64_t>& request_begin, const ComputeCost& cost)
+      : w_(w), stream_(stream), request_begin_(request_begin) {
+    const uint64_t bt = w.block_tokens;
+    TimeNs latest = 0;
+    for (const Request& r : w.requests) {
+      const uint64_t base = r.context.size() + r.input.size();
+      pass_estimate_.push_back(static_cast<TimeNs>(bt) * cost.decode_step(base * bt));
+      prefill_estimate_.push_back(cost.prefill(r.input_tokens, r.context.size() * bt));
+      latest = std::max(latest, r.arrival);
+      arrived_by_.push_back(latest);
+    }
+  }
+
+  // Starts a decision point at `now` for request `current`, whose next decode pass
+  // `next_pass` (or kAtRequestStart / kAfterRequest) begins at `until`; `mean_output_blocks`
+  // is the running mean of finished requests' output blocks.
+  void reset(uint32_t current, uint32_t next_pass, TimeNs now, TimeNs until,
+             double mean_output_blocks) {
+    current_ = current;
+    now_ = now;
+    mean_output_blocks_ = mean_output_blocks;
+    spans_.clear();
+    next_queued_ = current + 1;
+    eta_ = until;
+    own_ = {0, 0, 0};
+    const Request& cur = w_.requests[current];
+    if (next_pass < cur.output.size()) {
+      // Positions of the next pass: after the prefill block and the earlier passes.
+      const uint64_t base = cur.context.size() + cur.input.size();
+      const uint64_t np = next_pass;
+      const uint64_t begin = request_begin_[current] + base + np * base + np * (np + 1) / 2;
+      own_ = {begin, begin + base + np, until};
+      const double remaining = std::max(1.0, mean_output_blocks - static_cast<double>(np));
+      eta_ = until + static_cast<TimeNs>(remaining * static_cast<double>(pass_estimate_[current]));
+    } else if (next_pass == kAtRequestStart) {
+      // At the start of the request: its own prefill reads are about to be issued.
+      own_ = {request_begin_[current], request_begin_[current] + cur.context.size(), now};
+    }
+    if (own_.end > own_.begin) spans_.push_back(own_);
+  }
+
+  const KnownSpan* span(size_t i) override {
+    while (spans_.size() <= i && queued(next_queued_)) {
+      const uint32_t q = next_queued_++;
+      spans_.push_back(
+          {request_begin_[q], request_begin_[q] + w_.requests[q].context.size(), eta_});
+      eta_ += prefill_estimate_[q] +
+              static_cast<TimeNs>(mean_output_blocks_ * static_cast<double>(pass_estimate_[q]));
+    }
+    return i < spans_.size() ? &spans_[i] : nullptr;
+  }
+
+  bool contains(uint64_t pos) const override {
+    if (pos >= own_.begin && pos < own_.end) return true;
+    const Access& a = stream_[pos];
+    return a.kind == AccessKind::kPrefillRead && a.request > current_ && queued(a.request);
+  }
+
+ private:
+  // Request q (after the current one) is waiting: it and every request listed before it
+  // have arrived (requests start in listed order).
+  bool queued(uint32_t q) const { return q < arrived_by_.size() && arrived_by_[q] <= now_; }
+
+  const Workload& w_;
+  const std::vector<Access>& stream_;
+  const std::vector<uint64_t>& request_begin_;
+  std::vector<TimeNs> pass_estimate_;     // per request: one decode pass at its prefill size
+  std::vector<TimeNs> prefill_estimate_;  // per request: its prefill with a full cache hit
+  std::vector<TimeNs> arrived_by_;        // per request: the latest arrival up to it
+  uint32_t current_ = 0;
+  TimeNs now_ = 0;
+  double mean_output_blocks_ = 1;
+  KnownSpan own_;
+  std::vector<KnownSpan> spans_;  // handed out so far at this decision point
+  uint32_t next_queued_ = 0;
+  TimeNs eta_ = 0;  // the eta of the next queued request's span
+};
+
 class Engine {
  public:
   Engine(const Workload& w, const SimConfig& c, const ComputeCost& cost)
@@ -55,7 +141,8 @@ class Engine {
         future_(stream_, w.num_blocks),
         cache_(cache_config()),
         prefetcher_(make_prefetcher(c.prefetch, c.prefetch_depth)),
-        request_begin_(w.requests.size() + 1, 0) {
+        request_begin_(w.requests.size() + 1, 0),
+        queue_(w, stream_, request_begin_, cost) {
     if (!prefetcher_)
       throw std::invalid_argument("tempo-sim: unknown prefetcher '" + c.prefetch + "'");
     for (const Access& a : stream_) ++request_begin_[a.request + 1];
@@ -83,7 +170,6 @@ class Engine {
   ReadResult read(uint64_t pos, TimeNs now);
   void write(uint64_t pos, TimeNs now);
   void plan(uint32_t current, uint32_t next_pass, TimeNs now, TimeNs until);
-  TimeNs pass_estimate(const Request& r, uint64_t extra_tokens) const;
 
   const Workload& w_;
   const SimConfig& c_;
@@ -93,6 +179,7 @@ class Engine {
   TieredCache cache_;
   std::unique_ptr<Prefetcher> prefetcher_;
   std::vector<uint64_t> request_begin_;  // first stream position of each request
+  QueueView queue_;
   uint64_t pos_ = 0;
   RunResult out_;
   double mean_output_blocks_ = 1;
@@ -115,35 +202,11 @@ void Engine::write(uint64_t pos, TimeNs now) {
   cache_.write(stream_[pos].block, now);
 }
 
-TimeNs Engine::pass_estimate(const Request& r, uint64_t extra_tokens) const {
-  const uint64_t ctx = (r.context.size() + r.input.size()) * w_.block_tokens + extra_tokens;
-  return static_cast<TimeNs>(w_.block_tokens) * cost_.decode_step(ctx);
-}
-
-// A decision point for the prefetcher: what the runtime knows now is the running
-// request's next decode pass (if any) and the prefill contexts of queued requests.
+// A decision point for the prefetcher (skipped when it never plans).
 void Engine::plan(uint32_t current, uint32_t next_pass, TimeNs now, TimeNs until) {
-  PrefetchView v{cache_, stream_, future_, pos_, {}, now, until};
-  const Request& cur = w_.requests[current];
-  TimeNs eta = until;
-  if (next_pass < cur.output.size()) {
-    // Positions of the next pass: after the prefill block and the earlier passes.
-    const uint64_t base = cur.context.size() + cur.input.size();
-    uint64_t begin = request_begin_[current] + base;
-    for (uint64_t j = 0; j < next_pass; ++j) begin += base + j + 1;
-    v.known.push_back({begin, begin + base + next_pass, until});
-    const double remaining = std::max(1.0, mean_output_blocks_ - next_pass);
-    eta = until + static_cast<TimeNs>(remaining * static_cast<double>(pass_estimate(cur, 0)));
-  } else if (next_pass == kAtRequestStart) {
-    // At the start of the request: its own prefill reads are about to be issued.
-    v.known.push_back({request_begin_[current], request_begin_[current] + cur.context.size(), now});
-  }
-  for (uint32_t q = current + 1; q < w_.requests.size() && w_.requests[q].arrival <= now; ++q) {
-    const Request& r = w_.requests[q];
-    v.known.push_back({request_begin_[q], request_begin_[q] + r.context.size(), eta});
-    eta += cost_.prefill(r.input_tokens, r.context.size() * w_.block_tokens) +
-           static_cast<TimeNs>(mean_output_blocks_ * static_cast<double>(pass_estimate(r, 0)));
-  }
+  if (!prefetcher_->plans()) return;
+  queue_.reset(current, next_pass, now, until, mean_output_blocks_);
+  PrefetchView v{cache_, stream_, future_, pos_, queue_, now, until};
   prefetcher_->plan(v);
 }
 

@@ -27,7 +27,7 @@ TieredCache::TieredCache(const TieredCacheConfig& config)
     : config_(config),
       pcie_up_(config.pcie_up, config.demand_priority),
       pcie_down_(config.pcie_down),
-      ssd_(config.ssd) {
+      ssd_(config.ssd, config.demand_priority) {
   if (config_.block_bytes == 0) throw std::invalid_argument("tiered cache: block_bytes is 0");
   if (config_.shape.total() == 0) throw std::invalid_argument("tiered cache: no capacity");
   for (const LinkSpec* l : {&config_.pcie_up, &config_.pcie_down, &config_.ssd}) {
@@ -60,6 +60,7 @@ void TieredCache::touch_history(Block& s) {
     h.gap_ewma_ns = h.gap_ewma_ns < 0 ? gap : a * gap + (1 - a) * h.gap_ewma_ns;
   }
   h.accesses += 1;
+  h.lifetime += 1;
   h.last_access = tick_;
 }
 
@@ -84,6 +85,25 @@ std::optional<BlockId> TieredCache::next_victim(Tier t) {
   return policy(t).pick_victim();
 }
 
+TimeNs TieredCache::demand_transfer(Link& link, uint64_t bytes, TimeNs ready) {
+  moved_.clear();
+  const TimeNs end = link.transfer_demand(bytes, ready, &moved_);
+  for (const MovedTransfer& m : moved_) {
+    if (m.tag == kNoBlock) continue;  // a speculative demotion write: nothing waits on it
+    ++counters_.prefetches_overtaken;
+    Block& p = blocks_[m.tag];
+    if (&link != &ssd_) {
+      if (p.ready_at == m.old_end) set_ready(p, m.new_end);
+      continue;
+    }
+    // An SSD read headed for HBM is ready no earlier than the moved read plus the PCIe hop
+    // after it (the hop's slot on PCIe is not re-queued: an approximation).
+    const TimeNs hop = p.tier == Tier::kHbm ? pcie_up_.duration(bytes) : 0;
+    if (p.ready_at >= m.old_end) set_ready(p, std::max(p.ready_at, m.new_end + hop));
+  }
+  return end;
+}
+
 void TieredCache::unplace(BlockId b) {
   Block& s = blocks_[b];
   policy(s.tier).remove(b);
@@ -91,8 +111,8 @@ void TieredCache::unplace(BlockId b) {
   s.tier = Tier::kNone;
 }
 
-void TieredCache::make_room(Tier t, TimeNs now, LinkBytes& lb) {
-  const BlockId v = *policy(t).pick_victim();
+void TieredCache::make_room(Tier t, BlockId incoming, TimeNs now, LinkBytes& lb) {
+  const BlockId v = *policy(t).pick_victim_for(incoming);
   policy(t).evict(v);
   --count_[idx(t)];
   Block& s = blocks_[v];
@@ -102,7 +122,10 @@ void TieredCache::make_room(Tier t, TimeNs now, LinkBytes& lb) {
   }
   const Tier lower = lower_tier(t);
   if (lower == Tier::kNone) {
+    // Dropped: its KV is gone and its history restarts, except the lifetime count.
+    const uint64_t lifetime = s.history.lifetime;
     s = Block{};
+    s.history.lifetime = lifetime;
     ++counters_.drops;
     return;
   }
@@ -112,17 +135,23 @@ void TieredCache::make_room(Tier t, TimeNs now, LinkBytes& lb) {
     lb.pcie_down += bytes;
   }
   if (lower == Tier::kSsd) {
-    ssd_.transfer(bytes, now);
+    // A demotion a prefetch caused is as speculative as the prefetch: with demand priority
+    // demand reads overtake its write.
+    if (&lb == &counters_.prefetch) {
+      ssd_.transfer_speculative(bytes, now, kNoBlock);
+    } else {
+      demand_transfer(ssd_, bytes, now);
+    }
     lb.ssd_write += bytes;
   }
   ++counters_.demotions;
   s.tier = Tier::kNone;
-  s.ready_at = now;
+  set_ready(s, now);
   place(v, lower, now, lb);
 }
 
 void TieredCache::place(BlockId b, Tier t, TimeNs now, LinkBytes& lb) {
-  if (full(t)) make_room(t, now, lb);
+  if (full(t)) make_room(t, b, now, lb);
   Block& s = blocks_[b];
   policy(t).add_with_history(b, config_.block_bytes, tick_, s.history);
   ++count_[idx(t)];
@@ -151,7 +180,7 @@ ReadResult TieredCache::read(BlockId b, TimeNs now) {
       pcie_down_.transfer(bytes, now);
       lb.pcie_down += bytes;
       if (top == Tier::kSsd) {
-        ssd_.transfer(bytes, now);
+        demand_transfer(ssd_, bytes, now);
         lb.ssd_write += bytes;
       }
     }
@@ -170,17 +199,11 @@ ReadResult TieredCache::read(BlockId b, TimeNs now) {
   LinkBytes& lb = counters_.demand;
   TimeNs host_ready = data_ready;
   if (from == Tier::kSsd) {
-    host_ready = ssd_.transfer(bytes, data_ready);
+    host_ready = demand_transfer(ssd_, bytes, data_ready);
     lb.ssd_read += bytes;
   }
-  moved_.clear();
-  r.ready = pcie_up_.transfer_demand(bytes, host_ready, &moved_);
+  r.ready = demand_transfer(pcie_up_, bytes, host_ready);
   lb.pcie_up += bytes;
-  for (const MovedTransfer& m : moved_) {
-    ++counters_.prefetches_overtaken;
-    Block& p = blocks_[m.tag];
-    if (p.ready_at == m.old_end) p.ready_at = m.new_end;
-  }
   // A block a prefetch is still staging into this tier waits on the tier it came from.
   r.waited_on = data_ready > now && s.came_from != Tier::kNone ? s.came_from : from;
   if (cap_[idx(Tier::kHbm)] == 0) {
@@ -197,7 +220,7 @@ ReadResult TieredCache::read(BlockId b, TimeNs now) {
   }
   unplace(b);
   place(b, Tier::kHbm, now, lb);
-  s.ready_at = r.ready;
+  set_ready(s, r.ready);
   ++counters_.promotions;
   return r;
 }
@@ -208,6 +231,7 @@ void TieredCache::write(BlockId b, TimeNs now) {
   touch_history(s);
   ++counters_.writes;
   if (s.tier != Tier::kNone) {
+    ++counters_.write_hits;
     policy(s.tier).record_access(b, tick_);
     return;
   }
@@ -217,12 +241,12 @@ void TieredCache::write(BlockId b, TimeNs now) {
     pcie_down_.transfer(config_.block_bytes, now);
     lb.pcie_down += config_.block_bytes;
     if (top == Tier::kSsd) {
-      ssd_.transfer(config_.block_bytes, now);
+      demand_transfer(ssd_, config_.block_bytes, now);
       lb.ssd_write += config_.block_bytes;
     }
   }
   place(b, top, now, lb);
-  blocks_[b].ready_at = now;
+  set_ready(blocks_[b], now);
 }
 
 TimeNs TieredCache::transfer_time(BlockId b, Tier to, TimeNs now) const {
@@ -231,6 +255,13 @@ TimeNs TieredCache::transfer_time(BlockId b, Tier to, TimeNs now) const {
   TimeNs t = std::max(now, s.ready_at);
   if (s.tier == Tier::kSsd) t = std::max(t, ssd_.busy_until()) + ssd_.duration(bytes);
   if (to == Tier::kHbm) t = std::max(t, pcie_up_.busy_until()) + pcie_up_.duration(bytes);
+  return t - now;
+}
+
+TimeNs TieredCache::max_transfer_time(TimeNs now) const {
+  const uint64_t bytes = config_.block_bytes;
+  TimeNs t = std::max({now, latest_ready_, ssd_.busy_until()}) + ssd_.duration(bytes);
+  t = std::max(t, pcie_up_.busy_until()) + pcie_up_.duration(bytes);
   return t - now;
 }
 
@@ -243,7 +274,7 @@ bool TieredCache::prefetch(BlockId b, Tier to, TimeNs now) {
   LinkBytes& lb = counters_.prefetch;
   TimeNs ready = std::max(now, s.ready_at);
   if (from == Tier::kSsd) {
-    ready = ssd_.transfer(bytes, ready);
+    ready = ssd_.transfer_speculative(bytes, ready, b);
     lb.ssd_read += bytes;
   }
   if (to == Tier::kHbm) {
@@ -253,7 +284,7 @@ bool TieredCache::prefetch(BlockId b, Tier to, TimeNs now) {
   unplace(b);
   place(b, to, now, lb);
   Block& moved = blocks_[b];
-  moved.ready_at = ready;
+  set_ready(moved, ready);
   moved.prefetched = true;
   moved.came_from = from;
   ++counters_.prefetches;

@@ -44,7 +44,8 @@ struct TieredCacheConfig {
   LinkSpec pcie_up;              // DRAM -> HBM (and the host hop of SSD -> HBM)
   LinkSpec pcie_down;            // HBM -> DRAM
   LinkSpec ssd;                  // SSD reads and writes share it
-  // Demand fetches overtake prefetches queued on PCIe (host to GPU) that have not started.
+  // Demand fetches overtake prefetches queued on PCIe (host to GPU) and on the SSD link
+  // that have not started, and the SSD writes of the demotions prefetches caused.
   bool demand_priority = false;
 };
 
@@ -66,6 +67,7 @@ struct LinkBytes {
 struct CacheCounters {
   std::array<uint64_t, 4> reads_by_source{};  // indexed by Source
   uint64_t writes = 0;                        // blocks created (prefill / decode output)
+  uint64_t write_hits = 0;                    // writes of a block already in some tier
   uint64_t promotions = 0, demotions = 0, drops = 0;
   LinkBytes demand;    // bytes moved by demand reads and the demotions they caused
   LinkBytes prefetch;  // bytes moved by prefetches and the demotions they caused
@@ -98,6 +100,8 @@ class TieredCache {
   // When `b` (resident) becomes usable in its tier (a prefetch may still be moving it).
   TimeNs ready_at(BlockId b) const { return blocks_[b].ready_at; }
   TimeNs transfer_time(BlockId b, Tier to, TimeNs now) const;
+  // An upper bound on transfer_time(b, to, now) over every resident block and tier.
+  TimeNs max_transfer_time(TimeNs now) const;
 
   const CacheCounters& counters() const { return counters_; }
   const Link& link_pcie_up() const { return pcie_up_; }
@@ -116,12 +120,20 @@ class TieredCache {
     AccessHistory history;
   };
   Block& block(BlockId b);
+  void set_ready(Block& s, TimeNs t) {
+    s.ready_at = t;
+    latest_ready_ = std::max(latest_ready_, t);
+  }
   void touch_history(Block& s);
   Tier lower_tier(Tier t) const;
-  // Frees one slot in `t` by demoting its victim; `lb` is charged for the moves.
-  void make_room(Tier t, TimeNs now, LinkBytes& lb);
+  // Frees one slot in `t` for `incoming` by demoting its victim; `lb` is charged for the
+  // moves.
+  void make_room(Tier t, BlockId incoming, TimeNs now, LinkBytes& lb);
   void place(BlockId b, Tier t, TimeNs now, LinkBytes& lb);
   void unplace(BlockId b);
+  // A demand transfer on `link`; moves the blocks whose prefetches it overtook.
+  TimeNs demand_transfer(Link& link, uint64_t bytes, TimeNs ready);
+  static constexpr uint64_t kNoBlock = UINT64_MAX;  // the tag of a speculative write
   Tier top_tier() const;
   EvictionPolicy& policy(Tier t) { return *policies_[static_cast<int>(t)]; }
 
@@ -133,6 +145,7 @@ class TieredCache {
   std::vector<Block> blocks_;
   std::vector<MovedTransfer> moved_;  // scratch for transfer_demand
   TimeNs tick_ = 0;
+  TimeNs latest_ready_ = 0;  // the latest ready_at ever set: bounds every block's
   CacheCounters counters_;
 };
 

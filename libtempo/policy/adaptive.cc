@@ -82,13 +82,19 @@ void AdaptivePolicy::record_access(BlockId id, TimeNs now) {
   ++stats_.accesses;
 }
 
-std::optional<BlockId> AdaptivePolicy::pick_victim() {
+std::optional<BlockId> AdaptivePolicy::pick_victim() { return choose(std::nullopt); }
+
+std::optional<BlockId> AdaptivePolicy::pick_victim_for(BlockId incoming) {
+  return choose(incoming);
+}
+
+std::optional<BlockId> AdaptivePolicy::choose(std::optional<BlockId> incoming) {
   if (size() == 0) return std::nullopt;
   ++stats_.victims;
   bool agree = true;
   std::vector<BlockId> choice(experts_.size());
   for (size_t i = 0; i < experts_.size(); ++i) {
-    choice[i] = *experts_[i]->pick_victim();
+    choice[i] = *(incoming ? experts_[i]->pick_victim_for(*incoming) : experts_[i]->pick_victim());
     if (choice[i] != choice[0]) agree = false;
   }
   if (agree) {

@@ -40,6 +40,7 @@ class AdaptivePolicy final : public EvictionPolicy {
   void evict(BlockId id) override;
   void record_access(BlockId id, TimeNs now) override;
   std::optional<BlockId> pick_victim() override;
+  std::optional<BlockId> pick_victim_for(BlockId incoming) override;
   size_t size() const override { return experts_.front()->size(); }
   const PolicyStats& stats() const override { return stats_; }
 
@@ -55,6 +56,8 @@ class AdaptivePolicy final : public EvictionPolicy {
     std::list<BlockId>::iterator it;
   };
   void learn_from_return(BlockId id);
+  // Every expert names a victim (told the incoming id when known); one is drawn.
+  std::optional<BlockId> choose(std::optional<BlockId> incoming);
   size_t capacity() const;
 
   std::vector<std::unique_ptr<EvictionPolicy>> experts_;

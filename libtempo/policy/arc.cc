@@ -33,6 +33,9 @@ void ArcPolicy::unlink(std::unordered_map<BlockId, Slot>::iterator it) {
   index_.erase(it);
 }
 
+// The paper bounds |T1| + |B1| by c and the four lists by 2c, dropping the LRU ghost of B1
+// (case IV.A) or of B2 (case IV.B) before a new id is placed; trimming right after the
+// placement drops the same ghosts.
 void ArcPolicy::trim_ghosts() {
   const auto c = static_cast<size_t>(capacity());
   while (!b1_.empty() && t1_.size() + b1_.size() > c) {
@@ -45,6 +48,35 @@ void ArcPolicy::trim_ghosts() {
   }
 }
 
+double ArcPolicy::adapted_target(Where ghost) const {
+  const auto b1 = static_cast<double>(b1_.size());
+  const auto b2 = static_cast<double>(b2_.size());
+  if (ghost == Where::kB1) return std::min(capacity(), p_ + std::max(1.0, b2 / b1));
+  return std::max(0.0, p_ - std::max(1.0, b1 / b2));
+}
+
+std::optional<BlockId> ArcPolicy::replace_victim(double p, bool from_b2) {
+  if (size() == 0) return std::nullopt;
+  ++stats_.victims;
+  const auto t1 = static_cast<double>(t1_.size());
+  if (!t1_.empty() && (t1 > p || (from_b2 && t1 == p) || t2_.empty())) return t1_.back();
+  return t2_.back();
+}
+
+std::optional<BlockId> ArcPolicy::pick_victim() { return replace_victim(p_, false); }
+
+std::optional<BlockId> ArcPolicy::pick_victim_for(BlockId incoming) {
+  pending_ = false;
+  auto it = index_.find(incoming);
+  if (it == index_.end() || it->second.where == Where::kT1 || it->second.where == Where::kT2) {
+    return replace_victim(p_, false);
+  }
+  pending_ = true;
+  pending_id_ = incoming;
+  pending_p_ = adapted_target(it->second.where);
+  return replace_victim(pending_p_, it->second.where == Where::kB2);
+}
+
 void ArcPolicy::add(BlockId id, uint64_t /*bytes*/, TimeNs /*now*/) {
   auto it = index_.find(id);
   if (it != index_.end() && (it->second.where == Where::kT1 || it->second.where == Where::kT2)) {
@@ -53,16 +85,11 @@ void ArcPolicy::add(BlockId id, uint64_t /*bytes*/, TimeNs /*now*/) {
   if (it == index_.end()) {
     push(id, Where::kT1);
   } else {
-    const double b1 = static_cast<double>(b1_.size());
-    const double b2 = static_cast<double>(b2_.size());
-    if (it->second.where == Where::kB1) {
-      p_ = std::min(capacity(), p_ + std::max(1.0, b2 / b1));
-    } else {
-      p_ = std::max(0.0, p_ - std::max(1.0, b1 / b2));
-    }
+    p_ = pending_ && pending_id_ == id ? pending_p_ : adapted_target(it->second.where);
     unlink(it);
     push(id, Where::kT2);
   }
+  pending_ = false;
   ++stats_.adds;
   high_water_ = std::max(high_water_, size());
   trim_ghosts();
@@ -98,13 +125,6 @@ void ArcPolicy::record_access(BlockId id, TimeNs /*now*/) {
   unlink(it);
   push(id, Where::kT2);
   ++stats_.accesses;
-}
-
-std::optional<BlockId> ArcPolicy::pick_victim() {
-  if (size() == 0) return std::nullopt;
-  ++stats_.victims;
-  if (!t1_.empty() && (static_cast<double>(t1_.size()) > p_ || t2_.empty())) return t1_.back();
-  return t2_.back();
 }
 
 }  // namespace tempo

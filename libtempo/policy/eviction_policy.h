@@ -8,6 +8,8 @@
 // history-keeping policies rank it by what it did before. Owners that evict the entry
 // pick_victim() returned call evict() rather than remove(): policies with ghost history
 // (arc, adaptive, reuse-frequency-persistent) learn from which evicted ids come back.
+// An owner that evicts to make room for a known id asks pick_victim_for(id): ARC's choice
+// depends on the incoming id (the paper's REPLACE(x, p)); the others ignore it.
 #pragma once
 
 #include <cstdint>
@@ -35,9 +37,10 @@ struct PolicyStats {
 // What an entry did before it was added here (kept by an owner that moves entries between
 // policies, e.g. tiers). Times are on the same clock as the `now` arguments.
 struct AccessHistory {
-  uint64_t accesses = 0;    // references so far, this one included
+  uint64_t accesses = 0;    // references since it last entered the owner, this one included
   TimeNs last_access = 0;   // time of the latest reference
   double gap_ewma_ns = -1;  // EWMA of inter-reference gaps; < 0 when unknown
+  uint64_t lifetime = 0;    // references ever, across drops (what a perfect LFU counts)
 };
 
 // The future, for offline policies (Belady MIN): the position of the next reference of
@@ -84,6 +87,12 @@ class EvictionPolicy {
   }
   // Stops tracking `id` because the owner evicted it; a no-op if it is not tracked.
   virtual void evict(BlockId id) { remove(id); }
+  // pick_victim() when the owner evicts to make room for `incoming` (not tracked), which
+  // it adds right after the eviction.
+  virtual std::optional<BlockId> pick_victim_for(BlockId incoming) {
+    (void)incoming;
+    return pick_victim();
+  }
 };
 
 // Names accepted by make_eviction_policy, in a stable order.

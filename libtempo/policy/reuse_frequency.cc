@@ -31,7 +31,9 @@ void ReuseFrequencyPolicy::add(BlockId id, uint64_t /*bytes*/, TimeNs /*now*/) {
 void ReuseFrequencyPolicy::add_with_history(BlockId id, uint64_t /*bytes*/, TimeNs /*now*/,
                                             const AccessHistory& h) {
   if (entries_.contains(id)) return;
-  insert(id, std::max<uint64_t>(h.accesses, 1));
+  // The persistent variant counts every reference the owner has seen, across drops; an
+  // owner that keeps no lifetime count (0) is taken at its current count.
+  insert(id, std::max<uint64_t>({persistent_ ? h.lifetime : 0, h.accesses, 1}));
 }
 
 bool ReuseFrequencyPolicy::erase(BlockId id) {

@@ -5,7 +5,10 @@
 //  - "reuse-frequency-persistent": counts survive remove()/evict() in a ghost table
 //    (perfect LFU), so a hot entry squeezed out once comes back ranked by its past.
 //    The ghost table grows with the distinct ids seen; meant for simulation.
-// add_with_history() ranks an entry moved in from another tier by its carried count.
+// add_with_history() ranks an entry moved in from another tier by its carried count: the
+// references since it entered the owner, or for the persistent variant its lifetime count
+// (an owner such as TieredCache keeps that across drops, so a block dropped from the last
+// tier and recomputed returns with its old count + 1, as in a single cache).
 #pragma once
 
 #include <set>

@@ -59,7 +59,7 @@ TEST(ConfigFile, ErrorsNameFileLineKeyAndAcceptedValues) {
   EXPECT_EQ(load_config_text(s, "[uring]\nfast_tier = hbm\n", "d.conf", &err), -EINVAL);
   EXPECT_EQ(err, "d.conf:2: invalid value 'hbm' for 'uring.fast_tier': accepted dram, dax");
   EXPECT_EQ(load_config_text(s, "uring.bogus = 1\n", "e.conf", &err), -EINVAL);
-  EXPECT_EQ(err.rfind("e.conf:1: unknown key 'uring.bogus': accepted uring.store_path, ", 0), 0u);
+  EXPECT_EQ(err.rfind("e.conf:1: unknown key 'uring.bogus': accepted device, ", 0), 0u);
   EXPECT_EQ(load_config_file(s, "/nonexistent/tempo.conf", &err), -ENOENT);
   EXPECT_EQ(err, "/nonexistent/tempo.conf: cannot read: No such file or directory");
 }

@@ -37,7 +37,7 @@ TEST(Settings, SetValidatesAndNamesTheKey) {
   EXPECT_EQ(s.set("device", "nvme", &err), -EINVAL);
   EXPECT_EQ(err, "invalid value 'nvme' for 'device': accepted sim, uring, kmod");
   EXPECT_EQ(s.set("uring.store_path", "/tmp/x", &err), 0);
-  EXPECT_EQ(s.extra.at("uring.store_path"), "/tmp/x");
+  EXPECT_EQ(s.uring.store_path, "/tmp/x");
   EXPECT_EQ(s.set("bogus", "1", &err), -EINVAL);
   EXPECT_EQ(err.rfind("unknown key 'bogus': accepted device, fast_tier_bytes", 0), 0u);
   EXPECT_EQ(s.set("tick", "0", &err), -EINVAL);
@@ -45,6 +45,80 @@ TEST(Settings, SetValidatesAndNamesTheKey) {
   EXPECT_EQ(s.set("budget_bytes", "200GiB", &err), 0);
   EXPECT_EQ(s.validate(&err), -EINVAL);
   EXPECT_NE(err.find("must be below 'fast_tier_bytes'"), std::string::npos);
+}
+
+TEST(Settings, UnknownKeysAreRefusedDottedOrNot) {
+  for (const char* key : {"bogus", "kmod.path", "uring.bogus", "uring.", ".x", "Device", ""}) {
+    Settings s;
+    const Settings before = s;
+    std::string err;
+    EXPECT_EQ(s.set(key, "1", &err), -EINVAL) << key;
+    EXPECT_EQ(err.rfind("unknown key '" + std::string(key) + "': accepted device, ", 0), 0u) << err;
+    EXPECT_NE(err.find(", uring.store_path, "), std::string::npos) << err;
+    EXPECT_TRUE(s.explicit_keys.empty());
+    EXPECT_EQ(s.device, before.device);
+  }
+}
+
+TEST(Settings, DefaultsAreTheTablesDefaults) {
+  const Settings s;
+  EXPECT_EQ(s.device, "sim");
+  EXPECT_EQ(s.fast_tier_bytes, 100ull << 30);
+  EXPECT_EQ(s.budget_bytes, 50ull << 30);
+  EXPECT_EQ(s.policy.policy, CommitPolicy::kTempo);
+  EXPECT_EQ(s.tick_ns, 50 * kNsPerMs);
+  EXPECT_EQ(s.staging_rate_bps, 11.0 * (1ull << 30));
+  EXPECT_EQ(s.staging_slots, 8u);
+  EXPECT_EQ(s.op_latency_ns, 100 * kNsPerUs);
+  EXPECT_EQ(s.demand_rate_bps, 2.0 * (1ull << 30));
+  EXPECT_EQ(s.calibration_rate_bps, 11.0 * (1ull << 30));
+  EXPECT_EQ(s.static_rate_bps, 11.0 * (1ull << 30));
+  EXPECT_EQ(s.rate_window_ns, 2 * kNsPerSec);
+  EXPECT_EQ(s.eviction, "lru");
+  EXPECT_EQ(s.control_socket, "");
+  EXPECT_EQ(s.uring.store_path, "");
+  EXPECT_EQ(s.uring.store_capacity, 0u);
+  EXPECT_FALSE(s.uring.store_sync);
+  EXPECT_TRUE(s.uring.direct_io);
+  EXPECT_EQ(s.uring.fast_tier, "dram");
+  EXPECT_EQ(s.uring.dax_path, "auto");
+  EXPECT_EQ(s.uring.numa_node, -1);
+  EXPECT_TRUE(s.uring.huge_pages);
+  EXPECT_TRUE(s.uring.prefault);
+  EXPECT_EQ(s.uring.queue_depth, 16u);
+  EXPECT_EQ(s.uring.request_bytes, 4u << 20);
+  EXPECT_TRUE(s.uring.verify_checksums);
+  EXPECT_TRUE(s.explicit_keys.empty());
+  // Every key with a default reads it back through its own parser.
+  for (const SettingKey& k : setting_keys()) {
+    Settings t;
+    std::string err;
+    if (!k.default_value.empty()) {
+      EXPECT_EQ(t.set(k.key, k.default_value, &err), 0) << err;
+    }
+    EXPECT_FALSE(k.doc.empty()) << k.key;
+    EXPECT_NE(k.default_value.empty(), k.when_unset.empty()) << k.key;
+    EXPECT_EQ(find_setting_key(k.key), &k);
+  }
+  EXPECT_TRUE(is_setting_section("uring"));
+  EXPECT_FALSE(is_setting_section("kmod"));
+}
+
+TEST(Settings, CalibrationRateFollowsStagingRateUntilGiven) {
+  Settings s;
+  std::string err;
+  ASSERT_EQ(s.set("staging_rate", "1GiB", &err), 0);
+  EXPECT_EQ(s.staging_rate_bps, double(1ull << 30));
+  EXPECT_EQ(s.calibration_rate_bps, double(1ull << 30));
+  ASSERT_EQ(s.set("calibration_rate", "3GiB", &err), 0);
+  ASSERT_EQ(s.set("staging_rate", "2GiB", &err), 0);
+  EXPECT_EQ(s.calibration_rate_bps, double(3ull << 30));  // given: it stays
+  Settings t;
+  ASSERT_EQ(t.set("calibration_rate", "5GiB", &err), 0);
+  ASSERT_EQ(t.set("staging_rate", "1GiB", &err), 0);
+  EXPECT_EQ(t.calibration_rate_bps, double(5ull << 30));  // either order
+  ASSERT_EQ(t.set("staging_rate", "bad", &err), -EINVAL);
+  EXPECT_EQ(t.staging_rate_bps, double(1ull << 30));
 }
 
 }  // namespace

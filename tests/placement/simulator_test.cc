@@ -146,7 +146,8 @@ TEST(LaxityPrefetch, NeverEvictsABlockNeededSooner) {
                                            {10, 0, AccessKind::kPrefillRead, 0}};
     StreamFuture future(stream, 32);
     auto lax = make_prefetcher("laxity", 0);
-    PrefetchView v{cache, stream, future, 0, {{0, 2, 1000}}, 1000, 1000};
+    KnownList known({{0, 2, 1000}});
+    PrefetchView v{cache, stream, future, 0, known, 1000, 1000};
     lax->plan(v);
     // 20 may only displace 10 when 10 is needed after it.
     EXPECT_EQ(cache.where(20), victim_first ? Tier::kDram : Tier::kHbm);
@@ -161,11 +162,12 @@ TEST(LaxityPrefetch, WaitsUntilLaxityRunsOut) {
   StreamFuture future(stream, 32);
   auto lax = make_prefetcher("laxity", 0);
   // Needed 5000 ns from now, ready in 1000 ns, next decision in 1000 ns: too early.
-  PrefetchView early{cache, stream, future, 0, {{0, 1, 6000}}, 1000, 2000};
+  KnownList known({{0, 1, 6000}});
+  PrefetchView early{cache, stream, future, 0, known, 1000, 2000};
   lax->plan(early);
   EXPECT_EQ(cache.where(20), Tier::kDram);
   // At 4500 the laxity (6000 - 4500 - 1000 = 500) is below the 1000 ns to the next point.
-  PrefetchView late{cache, stream, future, 0, {{0, 1, 6000}}, 4500, 5500};
+  PrefetchView late{cache, stream, future, 0, known, 4500, 5500};
   lax->plan(late);
   EXPECT_EQ(cache.where(20), Tier::kHbm);
   EXPECT_EQ(cache.ready_at(20), 5500);
@@ -179,7 +181,8 @@ TEST(OraclePrefetch, ReadsTheFutureAndEvictsRegardless) {
                                    {20, 0, AccessKind::kPrefillRead, 0}};
   StreamFuture future(stream, 32);
   auto oracle = make_prefetcher("oracle", 2);
-  PrefetchView v{cache, stream, future, 0, {}, 0, 0};
+  KnownList none;
+  PrefetchView v{cache, stream, future, 0, none, 0, 0};
   oracle->plan(v);
   EXPECT_EQ(cache.where(20), Tier::kHbm);  // even though 10, needed first, goes down
   EXPECT_EQ(cache.where(10), Tier::kDram);
@@ -194,10 +197,45 @@ TEST(CausalPrefetch, PredictsTheLastRunStartsOver) {
   auto causal = make_prefetcher("causal", 1);
   causal->on_read(20);  // a run 20, 10 ...
   causal->on_read(10);
-  PrefetchView v{cache, stream, future, 0, {}, 0, 0};
+  KnownList none;
+  PrefetchView v{cache, stream, future, 0, none, 0, 0};
   causal->plan(v);  // ... is predicted to start again at 20
   EXPECT_EQ(cache.where(20), Tier::kHbm);
   EXPECT_EQ(cache.where(10), Tier::kDram);
+}
+
+TEST(CausalPrefetch, PredictsTheNextUnreadRunFromWhereThisRunEndedBefore) {
+  TieredCacheConfig c = cache_config();
+  c.shape = {2, 4, 0};
+  TieredCache cache(c);
+  for (BlockId b : {3, 4, 1, 2}) cache.write(b, 0);  // HBM {1, 2}, DRAM {3, 4}
+  const std::vector<Access> stream;
+  StreamFuture future(stream, 32);
+  auto causal = make_prefetcher("causal", 2);
+  KnownList none;
+  PrefetchView v{cache, stream, future, 0, none, 0, 0};
+  causal->on_read(1);  // run 1 2, then run 3 4: a run ending at 2 was followed by 3
+  causal->on_read(2);
+  causal->plan(v);
+  causal->on_read(3);
+  causal->on_read(4);
+  causal->plan(v);  // (guessed 3 4 would restart: not what followed 1 2, so no repeats)
+  EXPECT_EQ(cache.where(3), Tier::kDram);
+  causal->on_read(1);
+  causal->on_read(2);
+  causal->plan(v);  // ended at 2 again: 3 4 come next
+  EXPECT_EQ(cache.where(3), Tier::kHbm);
+  EXPECT_EQ(cache.where(4), Tier::kHbm);
+  EXPECT_EQ(cache.counters().prefetches, 2u);
+}
+
+TEST(KnownList, ContainsExactlyTheSpansPositions) {
+  const KnownList k({{2, 4, 0}, {4, 5, 10}, {9, 12, 20}});
+  std::vector<uint64_t> in;
+  for (uint64_t p = 0; p < 14; ++p) {
+    if (k.contains(p)) in.push_back(p);
+  }
+  EXPECT_EQ(in, (std::vector<uint64_t>{2, 3, 4, 9, 10, 11}));
 }
 
 }  // namespace

@@ -138,6 +138,38 @@ TEST(TieredCache, NoHbmStreamsFromDram) {
   EXPECT_EQ(c.counters().demand.pcie_down, 1000u);
 }
 
+TEST(TieredCache, DemandPriorityAppliesToTheSsdLinkToo) {
+  // HBM 4, no DRAM, SSD 4; every transfer takes 1000 ns. Blocks 1-4 are demoted to SSD.
+  for (bool priority : {false, true}) {
+    TieredCacheConfig c;
+    c.shape = {4, 0, 4};
+    c.block_bytes = 1000;
+    c.pcie_up = c.pcie_down = c.ssd = {1e9, 0};
+    c.demand_priority = priority;
+    TieredCache cache(c);
+    for (BlockId b = 1; b <= 8; ++b) cache.write(b, 0);  // HBM {5..8}, SSD {1..4}
+    // Each prefetch: SSD read, PCIe, and the SSD write of the HBM block it demotes. SSD:
+    // read 1 10-11k, write 11-12k, read 2 12-13k, write 13-14k; PCIe: 1 11-12k, 2 13-14k.
+    ASSERT_TRUE(cache.prefetch(1, Tier::kHbm, 10'000));
+    ASSERT_TRUE(cache.prefetch(2, Tier::kHbm, 10'000));
+    EXPECT_EQ(cache.ready_at(2), 14'000);
+    const ReadResult r = cache.read(3, 10'500);
+    if (!priority) {
+      // FIFO: behind all four (SSD 14-15k), then PCIe 15-16k.
+      EXPECT_EQ(r.ready, 16'000);
+      EXPECT_EQ(cache.counters().prefetches_overtaken, 0u);
+      continue;
+    }
+    // Demand first: SSD 11-12k (read 1 had started), PCIe 12-13k ahead of nothing that
+    // had not started. Read 2 moves back twice on SSD, behind the demand read and behind
+    // the demand's own demotion write (12-13k): 14-15k, then its PCIe hop: ready 16k.
+    EXPECT_EQ(r.ready, 13'000);
+    EXPECT_EQ(cache.ready_at(1), 12'000);
+    EXPECT_EQ(cache.ready_at(2), 16'000);
+    EXPECT_EQ(cache.counters().prefetches_overtaken, 2u);
+  }
+}
+
 TEST(TieredCache, PrefetchSharesTheLinkWithDemand) {
   TieredCache c(small({2, 2, 0}));
   for (BlockId b = 1; b <= 4; ++b) c.write(b, 0);    // HBM {3,4}, DRAM {1,2}

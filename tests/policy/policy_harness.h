@@ -1,6 +1,6 @@
 // A one-tier demand-paging cache over a reference string, driving an EvictionPolicy the
-// way an owner must: hit -> record_access; miss on a full cache -> pick_victim + evict,
-// then add. Time is the reference's position.
+// way an owner must: hit -> record_access; miss on a full cache -> pick_victim_for(id) +
+// evict, then add. Time is the reference's position.
 #pragma once
 
 #include <memory>
@@ -37,7 +37,7 @@ inline CacheRun run_cache(const std::string& policy, size_t capacity,
     }
     ++r.misses;
     if (resident.size() == capacity) {
-      const auto v = p->pick_victim();
+      const auto v = p->pick_victim_for(id);
       p->evict(*v);
       resident.erase(*v);
       r.victims.push_back(*v);

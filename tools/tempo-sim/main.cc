@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "model/exec_model.h"
 #include "placement/experiments.h"
 #include "placement/generators.h"
@@ -38,7 +40,7 @@ const char* kUsage =
     "                     [--baseline tiered|gpu-only|prefix-reuse|full-cpu-offload]\n"
     "                     [--link-priority fifo|demand]\n"
     "                     [--ratio R | --hbm N --dram N --ssd N] [--ewma-alpha A]\n"
-    "                     [--csv FILE] [--requests-csv FILE] [common]\n"
+    "                     [--csv FILE] [--requests-csv FILE] [--json] [common]\n"
     "       tempo-sim export [--workload W | --trace FILE] [--seed N] --out FILE [common]\n"
     "       tempo-sim study --out DIR [--only name,...] [--seed N] [common]\n"
     "common: --model NAME|FILE (llama-3.1-8b-instruct) --gpu NAME|FILE (h100-pcie-80gb)\n"
@@ -172,6 +174,66 @@ int cmd_list() {
   return 0;
 }
 
+nlohmann::ordered_json link_bytes_json(const LinkBytes& b) {
+  return {{"pcie_up", b.pcie_up},
+          {"pcie_down", b.pcie_down},
+          {"ssd_read", b.ssd_read},
+          {"ssd_write", b.ssd_write}};
+}
+
+// `run --json`: exact counts (reads by source, misses, bytes per link) and every summary
+// metric, as one JSON object.
+nlohmann::ordered_json run_json(const RunResult& r, const RunSummary& sum) {
+  const CacheCounters& c = r.counters;
+  const auto& by = c.reads_by_source;
+  uint64_t reads = 0;
+  for (uint64_t n : by) reads += n;
+  LinkBytes total = c.demand;
+  total.pcie_up += c.prefetch.pcie_up;
+  total.pcie_down += c.prefetch.pcie_down;
+  total.ssd_read += c.prefetch.ssd_read;
+  total.ssd_write += c.prefetch.ssd_write;
+  nlohmann::ordered_json summary;
+  const auto cols = summary_columns();
+  const auto vals = summary_values(sum);
+  for (size_t i = 0; i < cols.size(); ++i) {
+    double v = 0;
+    summary[cols[i]] =
+        parse_number(vals[i], &v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(vals[i]);
+  }
+  return {{"workload", r.workload},
+          {"policy", r.policy},
+          {"prefetch", r.prefetch},
+          {"baseline", r.baseline},
+          {"shape",
+           {{"hbm_blocks", r.shape.hbm_blocks},
+            {"dram_blocks", r.shape.dram_blocks},
+            {"ssd_blocks", r.shape.ssd_blocks}}},
+          {"block_bytes", r.block_bytes},
+          {"accesses", r.accesses},
+          {"reads", reads},
+          {"writes", c.writes},
+          {"write_hits", c.write_hits},
+          {"reads_from",
+           {{"hbm", by[static_cast<int>(Source::kHbm)]},
+            {"dram", by[static_cast<int>(Source::kDram)]},
+            {"ssd", by[static_cast<int>(Source::kSsd)]},
+            {"recompute", by[static_cast<int>(Source::kRecompute)]}}},
+          {"misses", reads - by[static_cast<int>(Source::kHbm)]},
+          {"promotions", c.promotions},
+          {"demotions", c.demotions},
+          {"drops", c.drops},
+          {"link_bytes",
+           {{"demand", link_bytes_json(c.demand)},
+            {"prefetch", link_bytes_json(c.prefetch)},
+            {"total", link_bytes_json(total)}}},
+          {"prefetches", c.prefetches},
+          {"prefetch_hits", c.prefetch_hits},
+          {"prefetch_wasted", c.prefetch_wasted},
+          {"prefetches_overtaken", c.prefetches_overtaken},
+          {"summary", summary}};
+}
+
 int cmd_run(const Args& a) {
   Common c;
   if (int rc = load_common(a, &c)) return rc;
@@ -186,6 +248,7 @@ int cmd_run(const Args& a) {
     return fail("--link-priority must be fifo or demand");
   }
   s.demand_priority = priority == "demand";
+  const bool json = a.has("json");
   std::string err;
   double ratio = 73;
   uint64_t depth = s.prefetch_depth;
@@ -213,9 +276,13 @@ int cmd_run(const Args& a) {
     return fail(e.what());
   }
   const RunSummary sum = summarize(r, w, s.shape, c.prices);
-  const auto cols = summary_columns();
-  const auto vals = summary_values(sum);
-  for (size_t i = 0; i < cols.size(); ++i) std::cout << cols[i] << ": " << vals[i] << "\n";
+  if (json) {
+    std::cout << run_json(r, sum).dump(2) << "\n";
+  } else {
+    const auto cols = summary_columns();
+    const auto vals = summary_values(sum);
+    for (size_t i = 0; i < cols.size(); ++i) std::cout << cols[i] << ": " << vals[i] << "\n";
+  }
   if (a.has("csv")) {
     std::ofstream f(a.get("csv", ""));
     write_summary_csv_header(f);
@@ -289,6 +356,10 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 2; i < argc; ++i) {
     std::string k = argv[i];
+    if (k == "--json") {  // the one flag without a value
+      a.opt["json"] = "";
+      continue;
+    }
     if (k.rfind("--", 0) != 0 || i + 1 >= argc) {
       std::cerr << "tempo-sim: expected --option VALUE, got '" << k << "'\n" << kUsage;
       return EINVAL;
@@ -305,7 +376,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "run") {
     for (const char* k : {"policy", "prefetch", "depth", "baseline", "link-priority", "ratio",
-                          "hbm", "dram", "ssd", "ewma-alpha", "csv", "requests-csv"}) {
+                          "hbm", "dram", "ssd", "ewma-alpha", "csv", "requests-csv", "json"}) {
       allowed.emplace_back(k);
     }
   } else if (cmd == "export") {

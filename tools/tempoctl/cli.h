@@ -53,5 +53,6 @@ int cmd_stats(const Args& args);
 int cmd_claims(const Args& args);
 int cmd_store(const Args& args);
 int cmd_calibrate(const Args& args);
+int cmd_config(const Args& args);
 
 }  // namespace tempo::ctl

@@ -51,6 +51,12 @@ const Command kCommands[] = {
        "default 4MiB"},
       {"queue-depth", 0, "n", "reads in flight, default 16"}},
      cmd_calibrate},
+    {"config",
+     "config [<key>] [--markdown] [--json]",
+     "The settings libtempo reads (tempo_config_set, the configuration file, TEMPO_*):\n"
+     "every key, or one, with its default and what it accepts.",
+     {{"markdown", 0, nullptr, "the table as Documentation/configuration.md holds it"}},
+     cmd_config},
 };
 
 void usage(FILE* out) {

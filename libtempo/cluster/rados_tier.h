@@ -1,0 +1,71 @@
+// The cluster tier on Ceph RADOS (librados C API): one pool per deployment, objects named
+// "<prefix><16 hex digits of the key>", each written whole (write_full) together with its
+// checksum in the xattr "tempo.xxh3" in one atomic operation, read with one compound
+// operation (data straight into the caller's buffer, and the xattr) and verified.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_tier.h"
+
+namespace tempo {
+
+struct RadosTierOptions {
+  std::string conf_path;                // ceph.conf ("" = librados' default search)
+  std::string client = "client.admin";  // the cephx user
+  std::string pool = "tempo";
+  std::string prefix = "tempo/";  // object name prefix (a deployment's namespace)
+  // Every monitor and OSD operation fails with -ETIMEDOUT after this many seconds instead of
+  // waiting for the pool to come back (librados' default is to wait forever).
+  double op_timeout_s = 5.0;
+};
+
+class RadosTier final : public ClusterTier {
+ public:
+  // Connects and opens the pool: 0, or a negative errno (-ENOENT: no such pool;
+  // -ETIMEDOUT: no monitor answered within op_timeout_s) with `error` saying what failed.
+  static int open(const RadosTierOptions& options, std::unique_ptr<RadosTier>* out,
+                  std::string* error = nullptr);
+  ~RadosTier() override;
+  RadosTier(const RadosTier&) = delete;
+  RadosTier& operator=(const RadosTier&) = delete;
+
+  std::string describe() const override;
+  int put_async(ObjectKey key, std::span<const std::byte> data) override;
+  int flush(TimeNs timeout) override;
+  int64_t stat(ObjectKey key) override;
+  int read_async(ObjectKey key, std::span<std::byte> out, uint64_t tag) override;
+  int completion_fd() const override { return event_fd_; }
+  size_t reap(std::vector<ClusterRead>* out) override;
+  int remove(ObjectKey key) override;
+  ClusterTierStats stats() const override;
+
+  std::string object_name(ObjectKey key) const;
+
+ private:
+  struct Handles;
+  struct Pending;
+  struct PutOp;
+  struct ReadOp;
+  explicit RadosTier(const RadosTierOptions& options);
+  template <typename Operate>
+  void issue(Pending* op, uint64_t ClusterTierStats::*in_flight, Operate operate);
+  static void on_complete(void* completion, void* arg);
+  void finish_put(PutOp* op, int status);
+  void finish_read(ReadOp* op, int status);
+
+  RadosTierOptions options_;
+  std::unique_ptr<Handles> h_;
+  int event_fd_ = -1;
+
+  mutable std::mutex mu_;
+  std::vector<ClusterRead> done_;  // guarded by mu_
+  ClusterTierStats stats_;         // guarded by mu_
+  int put_error_ = 0;              // first put error since the last flush; guarded by mu_
+};
+
+}  // namespace tempo
