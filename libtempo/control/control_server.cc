@@ -227,14 +227,14 @@ bool ControlServer::serve_client(Client& c, short revents) {
   // One request at a time: the next is answered once this reply is sent.
   size_t nl;
   while (c.out.empty() && (nl = c.in.find('\n')) != std::string::npos) {
-    c.out = reply(c.in.substr(0, nl)) + "\n";
+    c.out = control_reply(instance_, c.in.substr(0, nl)) + "\n";
     c.in.erase(0, nl + 1);
     if (!flush(c)) return false;
   }
   return c.in.size() <= kControlMaxLine;
 }
 
-std::string ControlServer::reply(const std::string& request) {
+std::string control_reply(Instance& instance, const std::string& request) {
   std::string cmd = request;
   while (!cmd.empty() && (cmd.back() == '\r' || cmd.back() == ' ')) cmd.pop_back();
   if (!cmd.empty() && cmd.front() == '{') {
@@ -244,9 +244,9 @@ std::string ControlServer::reply(const std::string& request) {
     cmd = req["cmd"].get<std::string>();
   }
   try {
-    if (cmd == "stats") return json{{"ok", true}, {"stats", stats_doc(instance_.stats())}}.dump();
+    if (cmd == "stats") return json{{"ok", true}, {"stats", stats_doc(instance.stats())}}.dump();
     if (cmd == "claims")
-      return json{{"ok", true}, {"claims", claims_doc(instance_.claims())}}.dump();
+      return json{{"ok", true}, {"claims", claims_doc(instance.claims())}}.dump();
   } catch (const std::exception& e) {
     return json{{"ok", false}, {"error", e.what()}}.dump();
   }

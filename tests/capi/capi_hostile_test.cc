@@ -193,7 +193,8 @@ TEST_F(CApiHostileUring, AnUnprefaultedFastTierIsNotFaultedInAtOnce) {
   tempo_ctx_unref(ctx);
 }
 
-TEST(CApiHostile, LoadingADirectoryIsAnError) {
+// A directory loaded as an empty file; /dev/zero read until memory ran out.
+TEST(CApiHostile, LoadingADirectoryOrAnEndlessFileIsAnError) {
   tempo_config* cfg = nullptr;
   ASSERT_EQ(tempo_config_new(&cfg), 0);
   const std::string dir = std::filesystem::temp_directory_path().string();
@@ -202,6 +203,9 @@ TEST(CApiHostile, LoadingADirectoryIsAnError) {
   ASSERT_EQ(setenv("TEMPO_CONFIG", dir.c_str(), 1), 0);
   EXPECT_EQ(tempo_config_load(cfg, nullptr), -EISDIR);
   ASSERT_EQ(unsetenv("TEMPO_CONFIG"), 0);
+  EXPECT_EQ(tempo_config_load(cfg, "/dev/zero"), -EFBIG);
+  EXPECT_STREQ(tempo_config_error(cfg), "/dev/zero: larger than 1 MiB: not a configuration file");
+  EXPECT_EQ(tempo_config_set(cfg, "calibration_file", "/dev/zero"), -EFBIG);
   tempo_config_free(cfg);
 }
 
