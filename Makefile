@@ -1,4 +1,5 @@
-# TempoKV entry point. `make test` and `make run` install what they need (scripts/deps.sh).
+# TempoKV entry point. `make test` and `make run` install the packages they need (scripts/deps.sh);
+# `make install` installs TempoKV itself and never runs the package manager.
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
@@ -7,7 +8,7 @@ JOBS       ?= $(shell nproc)
 PY         := /usr/bin/python3
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all deps build test test-normal test-asan test-tsan run run-sim bench install format format-check clean
+.PHONY: all deps build test test-normal test-asan test-tsan run run-sim bench format format-check clean
 
 all: build
 
@@ -55,8 +56,7 @@ run-sim: build
 bench: build
 	@scripts/bench.sh $(BUILD)
 
-install: build
-	@cmake --install $(BUILD) --prefix $(PREFIX)
+# The install targets are in mk/integration.mk (`make install`, `make uninstall`).
 
 FORMAT_FILES = $(shell git ls-files '*.cc' '*.h' '*.c')
 format:

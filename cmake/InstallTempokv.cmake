@@ -1,7 +1,8 @@
-# `make install` (cmake --install): libtempo.so with its SONAME and versioned symbols, the
-# header, a pkg-config file, a CMake package (find_package(tempokv)), tempo.ko's sources with
-# a dkms.conf, tempo.ko's uapi header and the documentation. Everything here is in the
-# install component "tempokv" (the tools and the Python package add theirs to it).
+# `make install` (cmake --install --component tempokv): libtempo.so with its SONAME and
+# versioned symbols, the header, a pkg-config file, a CMake package (find_package(tempokv)),
+# tempo.ko's sources with a dkms.conf, tempo.ko's uapi header, the eBPF tools and bpftrace
+# scripts and the documentation. Everything here is in the install component "tempokv"
+# (tempoctl and the Python package add theirs to it); Documentation/install.md lists it.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -45,6 +46,19 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/kmod/ DESTINATION ${_tempo_dkms} COMPONE
         FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "Kbuild")
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/Documentation/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
-        COMPONENT tempokv FILES_MATCHING PATTERN "*.md")
+        COMPONENT tempokv FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
+        COMPONENT tempokv)
+
+# The eBPF tools (`make ebpf` builds them into build-ebpf/ with clang, bpftool and libbpf;
+# `make install` builds them when that toolchain is present) and the bpftrace scripts with
+# their example outputs. Tools that were not built are skipped (OPTIONAL).
+set(TEMPO_EBPF_DIR ${PROJECT_SOURCE_DIR}/build-ebpf CACHE PATH
+    "Where `make ebpf` puts tempostat and tempomargin (installed when present)")
+install(PROGRAMS ${TEMPO_EBPF_DIR}/tempostat ${TEMPO_EBPF_DIR}/tempomargin
+        DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT tempokv OPTIONAL)
+file(GLOB _tempo_bt CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/ebpf/bpftrace/*.bt)
+file(GLOB _tempo_bt_examples CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/ebpf/bpftrace/*.example.txt)
+install(PROGRAMS ${_tempo_bt} DESTINATION ${CMAKE_INSTALL_DATADIR}/tempokv/bpftrace COMPONENT tempokv)
+install(FILES ${_tempo_bt_examples} DESTINATION ${CMAKE_INSTALL_DATADIR}/tempokv/bpftrace
         COMPONENT tempokv)

@@ -7,6 +7,7 @@
  */
 #include <linux/fs.h>
 #include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/poll.h>
@@ -23,9 +24,10 @@ static char *backing;
 module_param(backing, charp, 0444);
 MODULE_PARM_DESC(backing, "backing block device, e.g. /dev/nvme0n1 (required)");
 
-static unsigned int fast_mb = 64;
+static unsigned int fast_mb;
 module_param(fast_mb, uint, 0444);
-MODULE_PARM_DESC(fast_mb, "fast-tier size in MiB of kernel pages (default 64)");
+MODULE_PARM_DESC(fast_mb,
+		 "fast-tier MiB (default 0: 64 MiB of kernel pages, or all of the dax device)");
 
 static unsigned int extent_kb = 64;
 module_param(extent_kb, uint, 0444);
@@ -42,21 +44,24 @@ module_param(fd_pin_limit_mb, uint, 0444);
 MODULE_PARM_DESC(fd_pin_limit_mb,
 		 "most MiB one fd (with its batches) pins at once (default 0: the pin limit)");
 
-static unsigned long long dax_start;
-module_param(dax_start, ullong, 0444);
-MODULE_PARM_DESC(dax_start, "physical start of a Device-DAX range to use as the fast tier");
+static char *dax;
+module_param(dax, charp, 0444);
+MODULE_PARM_DESC(dax, "a Device-DAX instance (daxX.Y, bound to no driver) to own as the fast tier");
 
-static unsigned long long dax_size;
-module_param(dax_size, ullong, 0444);
-MODULE_PARM_DESC(dax_size, "bytes of that range (0: use kernel pages)");
+/* The dax device named, or NULL for a kernel-page tier. */
+static const char *tempo_dax_name(void)
+{
+	return dax && *dax ? dax : NULL;
+}
 
 static bool dax_dma = true;
 module_param(dax_dma, bool, 0444);
 MODULE_PARM_DESC(dax_dma, "fill the DAX range by DMA (default); N: read into pages and copy");
 
 #define TEMPO_FS_MAGIC 0x74656d70
-/* An extent is one page allocation (a slot, or a DAX fill's bounce buffer). */
-#define TEMPO_MAX_EXTENT_KB ((PAGE_SIZE << (MAX_ORDER - 1)) / 1024)
+#define TEMPO_DEFAULT_FAST_MB 64
+/* An extent of the page tier is one page allocation. */
+#define TEMPO_MAX_EXTENT_KB ((PAGE_SIZE << TEMPO_MAX_PAGE_ORDER) / 1024)
 
 static struct tempo_dev *tempo_dev;
 static struct vfsmount *tempo_mnt;
@@ -317,7 +322,6 @@ static const struct file_operations tempo_fops = {
 	.mmap = tempo_mmap,
 	.unlocked_ioctl = tempo_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 /* The uapi layout is fixed: no implicit padding, the same on 32- and 64-bit userspace. */
@@ -346,8 +350,15 @@ static int tempo_check_params(void)
 		       PAGE_SIZE / 1024, TEMPO_MAX_EXTENT_KB);
 		return -EINVAL;
 	}
-	if (!dax_size && !fast_mb) {
-		pr_err("tempo: fast_mb must not be 0\n");
+	/* the kernel-page tier is unmovable memory: at most half of RAM */
+	if (!tempo_dax_name() && (u64)fast_mb << 20 > ((u64)totalram_pages() << PAGE_SHIFT) / 2) {
+		pr_err("tempo: fast_mb=%u is more than half of memory (%llu MiB)\n", fast_mb,
+		       ((u64)totalram_pages() << PAGE_SHIFT) >> 20);
+		return -EINVAL;
+	}
+	if ((((u64)fast_mb << 20) / ((u64)extent_kb << 10)) > TEMPO_MAX_SLOTS) {
+		pr_err("tempo: the fast tier holds more than %u extents of %u KiB\n",
+		       TEMPO_MAX_SLOTS, extent_kb);
 		return -EINVAL;
 	}
 	return 0;
@@ -375,12 +386,12 @@ static int __init tempo_init(void)
 	dev->extent_bytes = (u64)extent_kb * 1024;
 	dev->extent_shift = ilog2(dev->extent_bytes);
 
-	dev->bdev = blkdev_get_by_path(backing, FMODE_READ, NULL);
-	if (IS_ERR(dev->bdev)) {
-		ret = PTR_ERR(dev->bdev);
-		pr_err("tempo: cannot open %s: %d\n", backing, ret);
+	ret = tempo_bdev_open(&dev->backing, backing, dev);
+	if (ret) {
+		pr_err("tempo: cannot open %s exclusively: %d\n", backing, ret);
 		goto out_free_dev;
 	}
+	dev->bdev = dev->backing.bdev;
 	dev->size = round_down(bdev_nr_bytes(dev->bdev), dev->extent_bytes);
 	ret = -EINVAL;
 	if (!dev->size) {
@@ -388,7 +399,12 @@ static int __init tempo_init(void)
 		goto out_put_bdev;
 	}
 
-	ret = tempo_tier_init(dev, (u64)fast_mb << 20, dax_start, dax_size, dax_dma);
+	ret = tempo_tier_init(dev,
+			      (u64)(fast_mb
+					    ?: tempo_dax_name() ? 0
+								: TEMPO_DEFAULT_FAST_MB)
+				      << 20,
+			      tempo_dax_name(), dax_dma);
 	if (ret) {
 		pr_err("tempo: fast tier setup failed: %d\n", ret);
 		goto out_put_bdev;
@@ -439,7 +455,7 @@ out_destroy_wq:
 out_tier_exit:
 	tempo_tier_exit(dev);
 out_put_bdev:
-	blkdev_put(dev->bdev, FMODE_READ);
+	tempo_bdev_close(&dev->backing, dev);
 out_free_dev:
 	kfree(dev);
 out:
@@ -451,13 +467,12 @@ static void __exit tempo_exit(void)
 	struct tempo_dev *dev = tempo_dev;
 
 	misc_deregister(&dev->misc);
-	/* fills of closed fds may still be in flight */
-	wait_event(dev->fill_wait, !READ_ONCE(dev->nr_filling));
+	/* no fill is in flight (each holds the module); the last one's work may still return */
 	destroy_workqueue(dev->wq);
 	iput(dev->inode);
 	kern_unmount(tempo_mnt);
 	tempo_tier_exit(dev);
-	blkdev_put(dev->bdev, FMODE_READ);
+	tempo_bdev_close(&dev->backing, dev);
 	kfree(dev);
 }
 

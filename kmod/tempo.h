@@ -16,6 +16,7 @@
 #include <linux/blkdev.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/memremap.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/wait.h>
@@ -23,11 +24,22 @@
 #include <linux/xarray.h>
 #include <uapi/linux/tempo.h>
 
+#include "compat.h"
+
 enum tempo_slot_state {
 	TEMPO_SLOT_FREE,
 	TEMPO_SLOT_FILLING, /* a bio is reading the extent in */
 	TEMPO_SLOT_RESIDENT,
 };
+
+/* An extent-sized bounce buffer of single pages (dax_bounce fills). */
+struct tempo_bounce {
+	struct list_head node; /* on dev->bounce_free while unused */
+	struct page **pages;
+};
+
+/* Bounce buffers, allocated at load: fills beyond this many wait for one. */
+#define TEMPO_BOUNCE_BUFS 8
 
 /* One extent-sized piece of the fast tier. */
 struct tempo_slot {
@@ -42,14 +54,16 @@ struct tempo_slot {
 	struct list_head waiters;
 	bool fault_fill; /* protected by dev->lock: a fault started the fill */
 	u64 fill_start_ns;
-	struct page *bounce; /* the fill's bounce buffer when dev->dax_bounce */
-	blk_status_t bio_status; /* written by the bio end_io, read by work */
+	struct tempo_bounce *bounce; /* the fill's bounce buffer when dev->dax_bounce */
+	atomic_t bios; /* the fill's bios still in flight */
+	blk_status_t bio_status; /* written by a failing bio's end_io, read by work */
 	struct work_struct work; /* completes the fill in process context */
 };
 
 struct tempo_dev {
 	struct miscdevice misc;
-	struct block_device *bdev;
+	struct tempo_bdev backing; /* held exclusively while loaded */
+	struct block_device *bdev; /* backing.bdev */
 	struct inode *inode; /* its mapping holds every mmap of the device */
 	struct workqueue_struct *wq;
 
@@ -62,9 +76,15 @@ struct tempo_dev {
 	u32 nr_slots;
 	struct tempo_slot *slots;
 	struct page **page_blocks; /* TEMPO_FAST_PAGES: one block per slot */
-	void *dax_kaddr; /* TEMPO_FAST_DAX: kernel mapping of the range */
+	void *dax_kaddr; /* TEMPO_FAST_DAX: kernel mapping of the range used */
 	u64 dax_start;
+	u64 dax_claimed; /* bytes of the dax device claimed (all of it) */
+	struct dev_pagemap dax_pgmap; /* the struct pages tempo.ko made for the range */
 	bool dax_bounce; /* fill DAX slots by CPU copy from a page bounce buffer */
+	struct tempo_bounce bounce[TEMPO_BOUNCE_BUFS]; /* with dax_bounce */
+	spinlock_t bounce_lock;
+	struct list_head bounce_free; /* protected by bounce_lock */
+	wait_queue_head_t bounce_wait;
 
 	struct mutex lock;
 	struct xarray map; /* protected by lock: extent index -> slot */
@@ -142,12 +162,15 @@ struct tempo_batch {
 	struct tempo_batch_ext ext[];
 };
 
+/* Most slots of a fast tier (slot indices and counts are u32). */
+#define TEMPO_MAX_SLOTS (U32_MAX / 2)
+
 /* Bounds on per-fd queued batches (in flight + unread completions). */
 #define TEMPO_MAX_BATCHES_PER_FD 1024
 /* Most extents of one fd's batches in flight (or the fast tier's slots, if more). */
 #define TEMPO_MAX_INFLIGHT_EXTS_PER_FD 65536
 /* Most pins one fd (with its batches) holds on one extent. */
-#define TEMPO_FD_EXTENT_PINS 65535
+#define TEMPO_FD_EXTENT_PINS 4096
 
 static inline u64 tempo_ext_offset(const struct tempo_dev *dev, u64 ext)
 {
@@ -160,15 +183,20 @@ int tempo_copy_ranges(const struct tempo_dev *dev, u64 uptr, u32 nr, u64 **exts,
 		      u64 *bytes);
 
 /* tier.c: slots, fills, eviction */
-int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 dax_size,
-		    bool dax_dma);
+int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, const char *dax, bool dax_dma);
 void tempo_tier_exit(struct tempo_dev *dev);
+int tempo_bounce_init(struct tempo_dev *dev);
+void tempo_bounce_exit(struct tempo_dev *dev);
 struct tempo_slot *tempo_slot_get_locked(struct tempo_dev *dev, u64 ext);
 void tempo_fill_submit(struct tempo_dev *dev, struct tempo_slot *slot);
 void tempo_lru_touch_locked(struct tempo_dev *dev, struct tempo_slot *slot);
 void tempo_pin_slot_locked(struct tempo_dev *dev, struct tempo_slot *slot);
 void tempo_unpin_slot_locked(struct tempo_dev *dev, struct tempo_slot *slot, u32 count);
 u32 tempo_reset_locked(struct tempo_dev *dev);
+
+/* dax.c: the Device-DAX instance tempo.ko owns (may sleep) */
+int tempo_dax_attach(struct tempo_dev *dev, const char *name, u64 use_bytes, u64 *bytes);
+void tempo_dax_detach(struct tempo_dev *dev);
 
 /* stage.c: STAGE batches and their completions */
 long tempo_ioctl_stage(struct tempo_file *tf, void __user *argp);

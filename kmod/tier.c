@@ -7,6 +7,7 @@
 #include <linux/bio.h>
 #include <linux/io.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 
 #include "tempo.h"
@@ -26,15 +27,13 @@ static void tempo_slot_init(struct tempo_dev *dev, struct tempo_slot *slot, unsi
 }
 
 /*
- * Sets up fast_bytes of kernel pages, or the Device-DAX range
- * [dax_start, dax_start + dax_size) when dax_size is not zero. The DAX range
- * must have struct pages (a devdax namespace bound to device_dax). Fills DMA
- * straight into it, or with !dax_dma read into a bounce buffer and copy (for
- * platforms whose disks cannot DMA into the range, such as QEMU's emulated
- * CXL window). May sleep.
+ * Sets up fast_bytes of kernel pages, or with dax the first fast_bytes (0:
+ * all) of that Device-DAX instance, which tempo.ko then owns (dax.c). Fills
+ * DMA straight into the slots, or with !dax_dma read into a bounce buffer and
+ * copy (for platforms whose disks cannot DMA into the range, such as QEMU's
+ * emulated CXL window). May sleep.
  */
-int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 dax_size,
-		    bool dax_dma)
+int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, const char *dax, bool dax_dma)
 {
 	unsigned int order = dev->extent_shift - PAGE_SHIFT;
 	unsigned long pfn;
@@ -43,29 +42,30 @@ int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, u64 dax_start, u64 da
 
 	INIT_LIST_HEAD(&dev->lru);
 	INIT_LIST_HEAD(&dev->free);
-	if (dax_size)
-		fast_bytes = dax_size;
+	if (dax) {
+		ret = tempo_dax_attach(dev, dax, fast_bytes, &fast_bytes);
+		if (ret)
+			return ret;
+	}
+	ret = -EINVAL;
 	dev->nr_slots = fast_bytes >> dev->extent_shift;
 	if (dev->nr_slots < 2)
-		return -EINVAL;
+		goto out;
 
 	ret = -ENOMEM;
 	dev->slots = kvcalloc(dev->nr_slots, sizeof(*dev->slots), GFP_KERNEL);
 	if (!dev->slots)
 		goto out;
 
-	if (dax_size) {
-		ret = -EINVAL;
-		if (!PAGE_ALIGNED(dax_start) || !pfn_valid(PHYS_PFN(dax_start)) ||
-		    !pfn_valid(PHYS_PFN(dax_start + dax_size - 1)))
-			goto out_free_slots;
-		dev->dax_kaddr = memremap(dax_start, dax_size, MEMREMAP_WB);
-		if (!dev->dax_kaddr)
-			goto out_free_slots;
+	if (dax) {
 		dev->fast_kind = TEMPO_FAST_DAX;
-		dev->dax_start = dax_start;
 		dev->dax_bounce = !dax_dma;
-		pfn = PHYS_PFN(dax_start);
+		if (dev->dax_bounce) {
+			ret = tempo_bounce_init(dev);
+			if (ret)
+				goto out_free_slots;
+		}
+		pfn = PHYS_PFN(dev->dax_start);
 		for (i = 0; i < dev->nr_slots; i++)
 			tempo_slot_init(dev, &dev->slots[i], pfn + ((unsigned long)i << order));
 		return 0;
@@ -89,9 +89,12 @@ out_free_pages:
 	kvfree(dev->page_blocks);
 	dev->page_blocks = NULL;
 out_free_slots:
+	tempo_bounce_exit(dev);
 	kvfree(dev->slots);
 	dev->slots = NULL;
 out:
+	if (dev->dax_kaddr)
+		tempo_dax_detach(dev);
 	return ret;
 }
 
@@ -105,8 +108,9 @@ void tempo_tier_exit(struct tempo_dev *dev)
 			__free_pages(dev->page_blocks[i], dev->extent_shift - PAGE_SHIFT);
 		kvfree(dev->page_blocks);
 	}
+	tempo_bounce_exit(dev);
 	if (dev->dax_kaddr)
-		memunmap(dev->dax_kaddr);
+		tempo_dax_detach(dev);
 	kvfree(dev->slots);
 	xa_destroy(&dev->map);
 }
@@ -170,52 +174,149 @@ struct tempo_slot *tempo_slot_get_locked(struct tempo_dev *dev, u64 ext)
 	return slot;
 }
 
+/* The last bio of a fill queues its completion; any bio's error fails the fill. */
 static void tempo_fill_end_io(struct bio *bio)
 {
 	struct tempo_slot *slot = bio->bi_private;
 
-	slot->bio_status = bio->bi_status;
+	if (bio->bi_status)
+		WRITE_ONCE(slot->bio_status, bio->bi_status);
 	bio_put(bio);
-	queue_work(slot->dev->wq, &slot->work);
+	if (atomic_dec_and_test(&slot->bios))
+		queue_work(slot->dev->wq, &slot->work);
 }
 
-/* Reads the slot's extent from the backing device. Called without dev->lock. */
+/*
+ * The bounce pool (dax_bounce): TEMPO_BOUNCE_BUFS extent-sized buffers of
+ * single pages, allocated at load, so a fill never needs a large contiguous
+ * allocation. May sleep.
+ */
+int tempo_bounce_init(struct tempo_dev *dev)
+{
+	unsigned long n = dev->extent_bytes >> PAGE_SHIFT, i, b;
+
+	spin_lock_init(&dev->bounce_lock);
+	init_waitqueue_head(&dev->bounce_wait);
+	INIT_LIST_HEAD(&dev->bounce_free);
+	for (b = 0; b < TEMPO_BOUNCE_BUFS; b++) {
+		struct tempo_bounce *bb = &dev->bounce[b];
+
+		bb->pages = kvcalloc(n, sizeof(*bb->pages), GFP_KERNEL);
+		if (!bb->pages)
+			return -ENOMEM;
+		for (i = 0; i < n; i++) {
+			bb->pages[i] = alloc_page(GFP_KERNEL);
+			if (!bb->pages[i])
+				return -ENOMEM;
+		}
+		list_add_tail(&bb->node, &dev->bounce_free);
+	}
+	return 0;
+}
+
+/* Frees the pool, whole or as far as tempo_bounce_init() got. */
+void tempo_bounce_exit(struct tempo_dev *dev)
+{
+	unsigned long n = dev->extent_bytes >> PAGE_SHIFT, i, b;
+
+	for (b = 0; b < TEMPO_BOUNCE_BUFS; b++) {
+		struct tempo_bounce *bb = &dev->bounce[b];
+
+		for (i = 0; bb->pages && i < n && bb->pages[i]; i++)
+			__free_page(bb->pages[i]);
+		kvfree(bb->pages);
+		bb->pages = NULL;
+	}
+}
+
+static struct tempo_bounce *tempo_bounce_get(struct tempo_dev *dev)
+{
+	struct tempo_bounce *bb;
+
+	spin_lock(&dev->bounce_lock);
+	bb = list_first_entry_or_null(&dev->bounce_free, struct tempo_bounce, node);
+	if (bb)
+		list_del(&bb->node);
+	spin_unlock(&dev->bounce_lock);
+	return bb;
+}
+
+static void tempo_bounce_put(struct tempo_dev *dev, struct tempo_bounce *bb)
+{
+	spin_lock(&dev->bounce_lock);
+	list_add(&bb->node, &dev->bounce_free);
+	spin_unlock(&dev->bounce_lock);
+	wake_up(&dev->bounce_wait);
+}
+
+/* One bio per BIO_MAX_VECS pages of the bounce buffer. */
+static void tempo_fill_submit_bounce(struct tempo_dev *dev, struct tempo_slot *slot)
+{
+	unsigned long n = dev->extent_bytes >> PAGE_SHIFT, i, nr_bios;
+	sector_t sector = tempo_ext_offset(dev, slot->ext) >> SECTOR_SHIFT;
+	struct bio *bio = NULL;
+
+	nr_bios = DIV_ROUND_UP(n, BIO_MAX_VECS);
+	atomic_set(&slot->bios, nr_bios);
+	for (i = 0; i < n; i++) {
+		if (!bio) {
+			bio = bio_alloc(dev->bdev, min_t(unsigned long, n - i, BIO_MAX_VECS),
+					REQ_OP_READ, GFP_KERNEL | __GFP_NOFAIL);
+			bio->bi_iter.bi_sector = sector + (i << (PAGE_SHIFT - SECTOR_SHIFT));
+			bio->bi_private = slot;
+			bio->bi_end_io = tempo_fill_end_io;
+		}
+		__bio_add_page(bio, slot->bounce->pages[i], PAGE_SIZE, 0);
+		if (i + 1 == n || !((i + 1) % BIO_MAX_VECS)) {
+			submit_bio(bio);
+			bio = NULL;
+		}
+	}
+}
+
+/*
+ * Reads the slot's extent from the backing device. Called without dev->lock;
+ * in bounce mode it may wait for a pool buffer (killable: a killed caller's
+ * fill fails with -ENOMEM).
+ */
 void tempo_fill_submit(struct tempo_dev *dev, struct tempo_slot *slot)
 {
-	struct page *target = pfn_to_page(slot->pfn);
 	struct bio *bio;
 
+	/* an in-flight fill holds the module: rmmod fails (-EBUSY) instead of waiting */
+	__module_get(THIS_MODULE);
+	slot->bio_status = BLK_STS_OK;
 	if (dev->dax_bounce) {
-		slot->bounce =
-			alloc_pages(GFP_KERNEL | __GFP_NOWARN, dev->extent_shift - PAGE_SHIFT);
-		if (!slot->bounce) {
+		if (wait_event_killable(dev->bounce_wait, (slot->bounce = tempo_bounce_get(dev)))) {
 			slot->bio_status = BLK_STS_RESOURCE;
 			queue_work(dev->wq, &slot->work);
 			return;
 		}
-		target = slot->bounce;
+		tempo_fill_submit_bounce(dev, slot);
+		return;
 	}
 	/* A one-vector bio with a multi-page bvec; the block layer splits it. */
+	atomic_set(&slot->bios, 1);
 	bio = bio_alloc(dev->bdev, 1, REQ_OP_READ, GFP_KERNEL | __GFP_NOFAIL);
 	bio->bi_iter.bi_sector = tempo_ext_offset(dev, slot->ext) >> SECTOR_SHIFT;
 	bio->bi_private = slot;
 	bio->bi_end_io = tempo_fill_end_io;
-	__bio_add_page(bio, target, dev->extent_bytes, 0);
+	__bio_add_page(bio, pfn_to_page(slot->pfn), dev->extent_bytes, 0);
 	submit_bio(bio);
 }
 
-/* Copies a bounce buffer into the slot's DAX memory and frees it. May sleep. */
+/* Copies a bounce buffer into the slot's DAX memory and returns it. May sleep. */
 static void tempo_fill_copy_bounce(struct tempo_dev *dev, struct tempo_slot *slot, bool ok)
 {
 	void *dst = dev->dax_kaddr + (PFN_PHYS(slot->pfn) - dev->dax_start);
 	unsigned long i, n = dev->extent_bytes >> PAGE_SHIFT;
 
 	for (i = 0; ok && i < n; i++) {
-		memcpy_flushcache(dst + (i << PAGE_SHIFT), page_address(slot->bounce + i),
+		memcpy_flushcache(dst + (i << PAGE_SHIFT), page_address(slot->bounce->pages[i]),
 				  PAGE_SIZE);
 		cond_resched();
 	}
-	__free_pages(slot->bounce, dev->extent_shift - PAGE_SHIFT);
+	tempo_bounce_put(dev, slot->bounce);
 	slot->bounce = NULL;
 }
 
@@ -318,4 +419,6 @@ static void tempo_fill_work(struct work_struct *work)
 	dev->fill_gen++;
 	mutex_unlock(&dev->lock);
 	wake_up_all(&dev->fill_wait);
+	/* tempo_exit() destroys dev->wq, which waits for this work to return */
+	module_put(THIS_MODULE);
 }

@@ -72,8 +72,14 @@ ebpf-uring-replay: ebpf-replay
 	    $$(pkg-config --libs liburing libxxhash numa libdaxctl) -lpthread -o $(EBPF_URING); \
 	else rm -f $(EBPF_URING); echo "ebpf: no libtempo/runtime_loop: the uring replay check is skipped"; fi
 
+# tests/ebpf/gate.c: LD_PRELOAD'ed so a started program waits, mapped, until the tools attached.
+EBPF_GATE := $(EBPF_OUT)/libgate.so
+$(EBPF_GATE): tests/ebpf/gate.c
+	@mkdir -p $(EBPF_OUT)
+	$(EBPF_CC) $(EBPF_CFLAGS) -shared -fPIC $< -o $@
+
 test-ebpf: ebpf ebpf-uring-replay
-	@$(MAKE) --no-print-directory $(EBPF_CLIENT)
+	@$(MAKE) --no-print-directory $(EBPF_CLIENT) $(EBPF_GATE)
 	@$(PY) tests/ebpf/run.py $(EBPF_OUT) --replay $(EBPF_REPLAY) \
 	  --capi-client $(EBPF_CLIENT) --libtempo $(EBPF_LIBTEMPO) \
 	  $$([ -x $(EBPF_URING) ] && echo --uring-replay $(EBPF_URING))

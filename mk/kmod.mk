@@ -1,19 +1,40 @@
 # tempo.ko (make kmod) and its QEMU guest suite (make vm-test). See Documentation/kmod.md.
 KMOD_BUILD ?= build-kmod
 VM_BUILD   ?= build-vm
-# The kernel release of Debian's linux-headers-amd64, read from its dependency so the
-# headers and the guest kernel image always match.
-KMOD_KVER   = dpkg-query -W -f='$${Depends}' linux-headers-amd64 | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
+# The kernel release a linux-headers meta package depends on (Debian's linux-headers-amd64:
+# the guest kernel's, so headers and image always match).
+kmod_kver = dpkg-query -W -f='$${Depends}' $(1) | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
+KMOD_KVER   = $(call kmod_kver,linux-headers-amd64)
+# The newer kernel the module must also build against (compile check, see kmod-compat.txt).
+KMOD_COMPAT_PKG = linux-headers-6.12-amd64
 
-.PHONY: kmod vm-test
+# kmod_build DIR KVER: copy the sources to DIR and build tempo.ko there against KVER.
+define kmod_build
+	@mkdir -p $(1)/include/uapi/linux
+	@cp -p kmod/Kbuild kmod/*.c kmod/*.h $(1)/
+	@cp -p kmod/include/uapi/linux/tempo.h $(1)/include/uapi/linux/
+	@$(MAKE) --no-print-directory -C /usr/src/linux-headers-$(2) M=$(abspath $(1)) modules
+endef
 
-kmod:
+.PHONY: kmod kmod-compat vm-test
+
+kmod: kmod-compat
 	@scripts/deps.sh kmod
-	@mkdir -p $(KMOD_BUILD)/include/uapi/linux
-	@cp -p kmod/Kbuild kmod/*.c kmod/*.h $(KMOD_BUILD)/
-	@cp -p kmod/include/uapi/linux/tempo.h $(KMOD_BUILD)/include/uapi/linux/
-	@kver=$$($(KMOD_KVER)); \
-	  $(MAKE) --no-print-directory -C /usr/src/linux-headers-$$kver M=$(abspath $(KMOD_BUILD)) modules
+	$(call kmod_build,$(KMOD_BUILD),$$($(KMOD_KVER)))
+
+# Skipped, with the reason, where the newer headers cannot be installed.
+kmod-compat:
+	@if scripts/deps.sh kmod-compat >/dev/null 2>&1; then \
+	  kver=$$($(call kmod_kver,$(KMOD_COMPAT_PKG))); \
+	  echo "kmod: compile check against $$kver"; \
+	  $(MAKE) --no-print-directory kmod-build-one KMOD_ONE_DIR=$(KMOD_BUILD)-$$kver KMOD_ONE_KVER=$$kver; \
+	else \
+	  echo "kmod: SKIP compile check against a newer kernel: $(KMOD_COMPAT_PKG) is not installable here"; \
+	fi
+
+.PHONY: kmod-build-one
+kmod-build-one:
+	$(call kmod_build,$(KMOD_ONE_DIR),$(KMOD_ONE_KVER))
 
 # The guest suite: Debian's kernel in QEMU TCG, tempo.ko on a virtio disk and on an
 # emulated CXL Type-3 device's /dev/dax0.0; passes on the guest's "0 failed" line.

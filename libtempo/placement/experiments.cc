@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "placement/generators.h"
+#include "placement/physical_study.h"
 
 namespace tempo::placement {
 
@@ -35,6 +36,13 @@ RunSummary run_one(const Workload& w, const StudyConfig& s, const ComputeCost& c
   return summarize(simulate(w, c, cost), w, shape, s.prices);
 }
 
+bool is_static(const std::string& p) {
+  return p == "lru" || p == "reuse-frequency" || p == "reuse-frequency-persistent" ||
+         p == "predicted-reuse" || p == "ewma";
+}
+
+}  // namespace
+
 Table summary_table(const std::vector<std::string>& extra_columns) {
   Table t;
   t.columns = extra_columns;
@@ -48,13 +56,6 @@ void add_row(Table& t, std::vector<std::string> extra, const RunSummary& s) {
   extra.insert(extra.end(), v.begin(), v.end());
   t.rows.push_back(std::move(extra));
 }
-
-bool is_static(const std::string& p) {
-  return p == "lru" || p == "reuse-frequency" || p == "reuse-frequency-persistent" ||
-         p == "predicted-reuse" || p == "ewma";
-}
-
-}  // namespace
 
 TierShape shape_for_ratio(uint64_t working_set_blocks, double ratio) {
   const auto hbm = std::max<uint64_t>(
@@ -307,10 +308,17 @@ Table run_goals(const StudyConfig& s, const ComputeCost& cost) {
 }
 
 std::vector<Experiment> experiments() {
-  return {{"policy_grid", run_policy_grid},     {"single_session", run_single_session},
-          {"ratio_sweep", run_ratio_sweep},     {"cost_frontier", run_cost_frontier},
-          {"ssd_depth", run_ssd_depth},         {"prefetch_grid", run_prefetch_grid},
-          {"link_priority", run_link_priority}, {"goals", run_goals}};
+  return {{"policy_grid", run_policy_grid},
+          {"single_session", run_single_session},
+          {"ratio_sweep", run_ratio_sweep},
+          {"cost_frontier", run_cost_frontier},
+          {"ssd_depth", run_ssd_depth},
+          {"prefetch_grid", run_prefetch_grid},
+          {"link_priority", run_link_priority},
+          {"goals", run_goals},
+          {"physical_grid", run_physical_grid},
+          {"capacity_sweep", run_capacity_sweep},
+          {"physical_prefetch", run_physical_prefetch}};
 }
 
 }  // namespace tempo::placement

@@ -7,6 +7,8 @@
 //   prefetch_grid     prefetcher x HBM size x workload
 //   link_priority     oracle and laxity with FIFO links against demand-first PCIe
 //   goals             the beyond-paper goals, evaluated from the grids above
+// and, at the physical shape of the hardware files, physical_grid, capacity_sweep and
+// physical_prefetch (placement/physical_study.h).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "placement/compute_cost.h"
+#include "placement/hardware.h"
 #include "placement/metrics.h"
 #include "placement/simulator.h"
 #include "placement/workload.h"
@@ -35,6 +38,8 @@ struct StudyConfig {
   uint64_t seed = 1;
   SimConfig base;  // links, prefetch depth
   TierPrices prices;
+  TierBytes physical;               // the tiers of one GPU's share of the server
+  const Workload* trace = nullptr;  // a request trace for the physical experiments
 };
 
 // HBM = round(W / R) (at least 1), DRAM = 8 HBM, SSD = 64 HBM.
@@ -46,6 +51,10 @@ struct Table {
   std::vector<std::vector<std::string>> rows;
   void write_csv(std::ostream& out) const;
 };
+
+// A table whose columns are `extra_columns` then the RunSummary columns, and one row of it.
+Table summary_table(const std::vector<std::string>& extra_columns);
+void add_row(Table& t, std::vector<std::string> extra, const RunSummary& s);
 
 using ExperimentFn = std::function<Table(const StudyConfig&, const ComputeCost&)>;
 struct Experiment {

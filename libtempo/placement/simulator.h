@@ -40,8 +40,9 @@ struct SimConfig {
   LinkSpec pcie_down{50.4e9, 2 * kNsPerUs};
   LinkSpec ssd{6.0e9, 80 * kNsPerUs};  // one NVMe Gen4 drive
   double ewma_alpha = 0.5;
-  // Demand fetches overtake queued, not yet started prefetches on PCIe (default: FIFO).
-  bool demand_priority = false;
+  // Demand fetches overtake queued, not yet started prefetches on PCIe and on the SSD link
+  // (the default: prefetches yield the links to demand fetches); false = FIFO links.
+  bool demand_priority = true;
 };
 
 std::vector<std::string> baseline_names();

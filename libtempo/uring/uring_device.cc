@@ -191,6 +191,7 @@ int UringDevice::stage(ObjectKey key) {
   op.extents = std::move(extents);
   op.length = fast_->footprint(info.size);
   op.submitted = clock_.now();
+  if (options_.verify_checksums) op.sum = std::make_unique<Checksum64Stream>();
   stage_queue_.push_back(id);
   pump_locked();
   return 0;
@@ -263,6 +264,7 @@ int UringDevice::demand_read(std::span<const ObjectKey> keys, std::function<void
     op.bounce = make_aligned_buffer(op.length);
     op.group = group;
     op.submitted = clock_.now();
+    if (options_.verify_checksums) op.sum = std::make_unique<Checksum64Stream>();
     stats_.demand_bytes += info.size;
     if (!op.bounce) {
       op.error = -ENOMEM;
@@ -348,6 +350,14 @@ void UringDevice::on_completion_locked(const IoRequest& req, int res) {
   auto it = ops_.find(req.tag);
   Op& op = it->second;
   --op.inflight;
+  if (res > 0 && op.sum && op.error == 0) {
+    op.arrived.emplace(req.offset - op.info.offset,
+                       std::span(static_cast<const std::byte*>(req.buf), static_cast<size_t>(res)));
+    if (!op.hash_queued) {
+      op.hash_queued = true;
+      hash_queue_.push_back(req.tag);
+    }
+  }
   if (res < 0) {
     ++ustats_.read_errors;
     if (op.error == 0) op.error = res;
@@ -364,6 +374,18 @@ void UringDevice::on_completion_locked(const IoRequest& req, int res) {
   if (op.inflight == 0 && (op.error != 0 || op.issued == op.length)) finished_.push_back(req.tag);
 }
 
+void UringDevice::hash_arrived_locked(Op& op) {
+  op.hash_queued = false;
+  for (auto it = op.arrived.begin(); it != op.arrived.end() && it->first == op.hashed;
+       it = op.arrived.erase(it)) {
+    // The object's own bytes only: the last read also brings the padding to 4 KiB.
+    const uint64_t n =
+        std::min<uint64_t>(it->second.size(), op.info.size - std::min(op.info.size, op.hashed));
+    if (n > 0) op.sum->update(it->second.data(), n);
+    op.hashed += it->second.size();
+  }
+}
+
 void UringDevice::finish_op_locked(uint64_t op_id) {
   auto it = ops_.find(op_id);
   Op& op = it->second;
@@ -378,15 +400,8 @@ void UringDevice::finish_op_locked(uint64_t op_id) {
 void UringDevice::finish_stage_locked(Op& op) {
   Entry& e = entries_.at(op.key);
   int status = op.error;
-  if (status == 0 && options_.verify_checksums) {
-    Checksum64Stream sum;
-    uint64_t left = op.info.size;
-    for (const Extent& x : op.extents) {
-      const uint64_t n = std::min(left, x.len);
-      sum.update(fast_->at(x.offset), n);
-      left -= n;
-    }
-    if (sum.digest() != op.info.checksum) {
+  if (status == 0 && op.sum) {
+    if (op.hashed < op.info.size || op.sum->digest() != op.info.checksum) {
       status = -EBADMSG;
       ++ustats_.checksum_errors;
       store_.quarantine(op.info, -EBADMSG, "staged bytes fail the object checksum");
@@ -411,12 +426,6 @@ void UringDevice::finish_stage_locked(Op& op) {
   post_locked(Event{Event::Kind::kStage, c, op.key, {}, status});
 }
 
-bool UringDevice::verify_locked(const ObjectInfo& info, const std::byte* bytes) {
-  if (!options_.verify_checksums || checksum64(bytes, info.size) == info.checksum) return true;
-  ++ustats_.checksum_errors;
-  return false;
-}
-
 bool UringDevice::cache_locked(ObjectKey key, const std::byte* bytes, uint64_t size) {
   std::vector<Extent> extents;
   if (!make_room_locked(size) || fast_->allocate(size, &extents) < 0) return false;
@@ -438,7 +447,8 @@ bool UringDevice::cache_locked(ObjectKey key, const std::byte* bytes, uint64_t s
 
 void UringDevice::finish_demand_locked(Op& op) {
   int status = op.error;
-  if (status == 0 && !verify_locked(op.info, op.bounce.get())) {
+  if (status == 0 && op.sum && (op.hashed < op.info.size || op.sum->digest() != op.info.checksum)) {
+    ++ustats_.checksum_errors;
     status = -EBADMSG;
     store_.quarantine(op.info, -EBADMSG, "demand-read bytes fail the object checksum");
   }
@@ -462,9 +472,11 @@ int UringDevice::process_completions() {
       const int reaped =
           ring_->reap(0, [this](const IoRequest& req, int res) { on_completion_locked(req, res); });
       if (reaped <= 0) break;
-      // Keep the queue full first: checksums of finished objects are computed while the
-      // next reads are in flight.
+      // Keep the queue full first: the bytes that just arrived are hashed while the next
+      // reads are in flight.
       pump_locked();
+      for (uint64_t id : hash_queue_) hash_arrived_locked(ops_.at(id));
+      hash_queue_.clear();
       for (uint64_t id : finished_) finish_op_locked(id);
       finished_.clear();
     }
@@ -526,14 +538,16 @@ int UringDevice::admit(ObjectKey key, std::span<const std::byte> bytes) {
   ObjectInfo info;
   int ret = store_.acquire(key, &info);
   if (ret < 0) return ret;
-  if (bytes.size() != info.size)
+  if (bytes.size() != info.size) {
     ret = -EINVAL;
-  else if (!verify_locked(info, bytes.data()))
+  } else if (options_.verify_checksums && checksum64(bytes.data(), info.size) != info.checksum) {
+    ++ustats_.checksum_errors;
     ret = -EBADMSG;
-  else if (!cache_locked(key, bytes.data(), info.size))
+  } else if (!cache_locked(key, bytes.data(), info.size)) {
     ret = -ENOSPC;
-  else
+  } else {
     stats_.demand_bytes += info.size;
+  }
   store_.release(info);
   return ret;
 }

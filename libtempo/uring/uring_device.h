@@ -27,6 +27,7 @@
 #include "fasttier/fast_tier.h"
 #include "policy/eviction_policy.h"
 #include "store/aligned_buffer.h"
+#include "store/checksum.h"
 #include "store/object_store.h"
 #include "uring/io_ring.h"
 
@@ -130,6 +131,13 @@ class UringDevice final : public Device {
     uint32_t inflight = 0;
     int error = 0;
     TimeNs submitted = 0;
+    // Verification in the completion path: each read's bytes are hashed right after it
+    // completes (while the CPU still may hold them in cache), in object order; reads that
+    // complete ahead of an earlier one wait in `arrived` (by position) for their turn.
+    std::unique_ptr<Checksum64Stream> sum;  // null when not verifying
+    uint64_t hashed = 0;                    // object bytes hashed so far
+    std::map<uint64_t, std::span<const std::byte>> arrived;
+    bool hash_queued = false;  // in hash_queue_
   };
   struct Event {
     enum class Kind : uint8_t { kStage, kResident, kEvicted, kDemandDone } kind;
@@ -147,11 +155,11 @@ class UringDevice final : public Device {
   void pump_locked();
   bool issue_one_locked(Op& op, uint64_t op_id);
   void on_completion_locked(const IoRequest& req, int res);
+  // Hashes the op's arrived bytes that continue its in-order prefix.
+  void hash_arrived_locked(Op& op);
   void finish_op_locked(uint64_t op_id);
   void finish_stage_locked(Op& op);
   void finish_demand_locked(Op& op);
-  // Checks bytes read outside the fast tier against `info`'s checksum (when verifying).
-  bool verify_locked(const ObjectInfo& info, const std::byte* bytes);
   // Copies the object's bytes into the fast tier as a resident, unpinned object when there
   // is room; false when there is not.
   bool cache_locked(ObjectKey key, const std::byte* bytes, uint64_t size);
@@ -176,10 +184,11 @@ class UringDevice final : public Device {
   std::deque<uint64_t> stage_queue_;              // ops with reads left to issue, FIFO
   std::deque<uint64_t> demand_queue_;             // served before stage_queue_
   std::deque<IoRequest> retries_;                 // rest of short reads, issued first
-  // Ops whose reads all completed, finished after the next submission so that checksum
-  // verification overlaps the reads in flight. Guarded by mu_.
+  // Ops whose reads all completed, finished (and newly arrived bytes hashed) after the next
+  // submission, so that checksum verification overlaps the reads in flight. Guarded by mu_.
   std::vector<uint64_t> finished_;
-  std::vector<Event> events_;  // waiting for delivery; guarded by mu_
+  std::vector<uint64_t> hash_queue_;  // ops with arrived bytes to hash; guarded by mu_
+  std::vector<Event> events_;         // waiting for delivery; guarded by mu_
   uint64_t next_op_id_ = 1;
   DeviceStats stats_;          // guarded by mu_
   UringDeviceStats ustats_;    // guarded by mu_

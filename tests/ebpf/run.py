@@ -4,9 +4,10 @@ probe_driver, which fires a known sequence of libtempo USDT probes, and must rep
 the counts, byte totals and histogram slots the driver fired. Also checks the tools' refusals
 (no root, no tracefs, bad arguments).
 
-With --replay, the same tools and scripts attach to every process of tempo-replay, which
-then serves a workload under six policies with a tight budget; the counts and byte totals
-they report must equal the replay's own CSVs.
+With --replay, the same tools and scripts attach to tempo-replay by its path, counting only
+the process this test started (-p PID, a pid predicate for bpftrace: another replay running
+at the same time is not counted); it serves a workload under six policies with a tight
+budget, and the counts and byte totals they report must equal the replay's own CSVs.
 
 With --uring-replay, likewise against tests/ebpf/uring_replay.cc, a real-time replay on
 the uring device (O_DIRECT staging, wall clock), and its own counters.
@@ -120,9 +121,15 @@ class Driver:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.pid = json.loads(self.proc.stdout.readline())["pid"]
 
-    def fire(self):
+    def go(self):
         self.proc.stdin.write("go\n")
         self.proc.stdin.close()
+
+    def fire(self):
+        self.go()
+        return self.result()
+
+    def result(self):
         fired = json.loads(self.proc.stdout.readline())
         self.proc.wait(timeout=30)
         return fired
@@ -157,15 +164,46 @@ def start_bpftrace(script, pid, binary):
     return p
 
 
-def bt_for_binary(script, binary, tmpdir):
-    """A copy of a USDT script for every process of `binary`: usdt:*: needs -p, a path
-    does not."""
+def bt_for_binary(script, binary, tmpdir, pid):
+    """A copy of a USDT script attached by `binary`'s path (usdt:*: needs -p, a path does
+    not) that counts only process `pid`: every probe gets a `pid == PID` predicate, so
+    another process running the same binary at the same time is not counted."""
     with open(script) as f:
-        text = f.read().replace("usdt:*:", f"usdt:{binary}:")
-    path = os.path.join(tmpdir, os.path.basename(script).replace(".bt", "_bin.bt"))
+        lines = f.read().replace("usdt:*:", f"usdt:{binary}:").splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith("/") and i and lines[i - 1].startswith("usdt:"):
+            out.append(f"/pid == {pid} && ({line.strip()[1:-1]})/")
+            continue
+        out.append(line)
+        if line.startswith("usdt:") and not (i + 1 < len(lines) and lines[i + 1].startswith("/")):
+            out.append(f"/pid == {pid}/")
+    path = os.path.join(tmpdir, os.path.basename(script).replace(".bt", f"_{pid}.bt"))
     with open(path, "w") as f:
-        f.write(text)
+        f.write("\n".join(out) + "\n")
     return path
+
+
+class Gated:
+    """A program started behind a gate (libgate.so, LD_PRELOAD): it is mapped and its PID
+    known before main() runs, so the tools attach by path filtered on that PID; run()
+    opens the gate."""
+
+    def __init__(self, build, args):
+        env = dict(os.environ, LD_PRELOAD=os.path.join(build, "libgate.so"))
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env)
+        said = self.proc.stderr.readline()
+        if not said.startswith("tempo-gate: "):
+            raise RuntimeError(f"{args[0]} did not stop at the gate: {said}")
+        self.pid = int(said.split()[1])
+
+    def run(self, timeout):
+        """Opens the gate and waits; returns (status, stdout, stderr)."""
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        out, err = self.proc.communicate(timeout=timeout)  # closes stdin
+        return self.proc.returncode, out, err
 
 
 def bt_maps(out):
@@ -262,22 +300,34 @@ def test_counts(build):
 
 
 def test_binary_path(build):
-    print("== tempostat -b PATH: every process running the binary")
+    print("== tempostat -b PATH -p PID: that process of the binary, not another one beside it")
     driver = os.path.join(build, "probe-driver")
-    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", driver, "1"])
     d = Driver(build, 3)
+    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", driver, "-p", str(d.pid),
+                       "1"])
+    other = Driver(build, 5)  # the same binary, running at the same time
+    other.go()
     fired = d.fire()
-    time.sleep(1.5)  # one more interval, then stop it as a user would
-    stat.send_signal(2)
+    other.result()
     out, err = stat.communicate(timeout=30)
-    check(stat.returncode == 0, f"tempostat -b exits 0 on SIGINT ({err.strip()})")
+    check(stat.returncode == 0, f"tempostat -b -p exits 0 when its process ends ({err.strip()})")
     lines = [json.loads(l) for l in out.splitlines() if l]
     for f in ("commits", "staged_bytes", "transfers", "releases"):
         got = sum(l[f] for l in lines)
-        check(got == fired[f], f"tempostat -b {f}: {got} == {fired[f]}")
+        check(got == fired[f], f"tempostat -b -p {f}: {got} == {fired[f]} (the other process not counted)")
 
 
 REPLAY_POLICIES = "demand,immediate,queue-2,tempo-static,tempo,dax-l1"
+
+
+def start_all(build, binary, pid):
+    """tempostat, tempomargin and both bpftrace scripts on `binary`, counting only `pid`."""
+    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", binary, "-p", str(pid), "1"])
+    margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-b", binary, "-p", str(pid)])
+    bts = {name: start_bpftrace(bt_for_binary(os.path.join(BT_DIR, name), binary, build, pid),
+                                None, binary)
+           for name in ("tempo_margin.bt", "tempo_stat.bt")}
+    return stat, margin, bts
 
 
 def csv_rows(path):
@@ -290,14 +340,10 @@ def test_replay(build, replay):
     attached (to every process of the replay binary) before it starts."""
     print(f"== tools and bpftrace vs. tempo-replay ({REPLAY_POLICIES}, 8 GiB budget)")
     out_dir = os.path.join(build, "replay-test")
-    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", replay, "1"])
-    margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-b", replay])
-    bts = {name: start_bpftrace(bt_for_binary(os.path.join(BT_DIR, name), replay, build), None,
-                                replay)
-           for name in ("tempo_margin.bt", "tempo_stat.bt")}
-    r = subprocess.run([replay, "-p", REPLAY_POLICIES, "--budget", "8GiB", "-o", out_dir],
-                       capture_output=True, text=True, timeout=600)
-    check(r.returncode == 0, f"tempo-replay exits 0 ({r.stderr.strip()[:200]})")
+    g = Gated(build, [replay, "-p", REPLAY_POLICIES, "--budget", "8GiB", "-o", out_dir])
+    stat, margin, bts = start_all(build, replay, g.pid)
+    rc, _, err = g.run(600)
+    check(rc == 0, f"tempo-replay exits 0 ({err.strip()[:200]})")
     outs = {}
     for name, p in [("tempostat", stat), ("tempomargin", margin)] + list(bts.items()):
         p.send_signal(2)
@@ -413,21 +459,17 @@ def test_uring_replay(build, binary):
     UringDevice, O_DIRECT staging); every tool and script against its own counters."""
     print(f"== tools and bpftrace vs. uring_replay ({' '.join(URING_ARGS)}: real time, uring)")
     store = os.path.join(build, "uring-replay-store")
-    stat = start_tool([os.path.join(build, "tempostat"), "-j", "-b", binary, "1"])
-    margin = start_tool([os.path.join(build, "tempomargin"), "-j", "-b", binary])
-    bts = {name: start_bpftrace(bt_for_binary(os.path.join(BT_DIR, name), binary, build), None,
-                                binary)
-           for name in ("tempo_margin.bt", "tempo_stat.bt")}
-    r = subprocess.run([binary, store] + URING_ARGS, capture_output=True, text=True,
-                       timeout=600)
-    check(r.returncode == 0, f"uring_replay exits 0 ({r.stderr.strip()[:200]})")
+    g = Gated(build, [binary, store] + URING_ARGS)
+    stat, margin, bts = start_all(build, binary, g.pid)
+    rc, replay_out, err = g.run(600)
+    check(rc == 0, f"uring_replay exits 0 ({err.strip()[:200]})")
     outs = {}
     for name, p in [("tempostat", stat), ("tempomargin", margin)] + list(bts.items()):
         p.send_signal(2)
         out, _ = p.communicate(timeout=60)
         check(p.returncode == 0, f"{name} exits 0 on SIGINT")
         outs[name] = out
-    d = json.loads(r.stdout)
+    d = json.loads(replay_out)
     check(d["transfers"] > 0 and d["capacity_deferrals"] > 0,
           f"the replay transferred ({d['transfers']}) and deferred ({d['capacity_deferrals']}); "
           f"waited {d['waited']}, ordinary {d['ordinary']}")

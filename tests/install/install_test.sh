@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the build into a temporary prefix (the "tempokv" component: what `make install`
 # puts there for libtempo), checks the tree, then builds and runs the examples against the
-# installed copy only: C with pkg-config, C with find_package(tempokv), and Python.
-# Usage: install_test.sh BUILD_DIR SOURCE_DIR VERSION
+# installed copy only: C with pkg-config, C with find_package(tempokv), and Python. The
+# installed files are the list in Documentation/install.md, both ways; uninstalling
+# (cmake/TempoUninstall.cmake, what `make uninstall` runs) leaves nothing of ours.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR VERSION EBPF_DIR
 set -euo pipefail
 build=$1
 src=$2
 version=$3
+ebpf=$4
 work=$(mktemp -d "${TMPDIR:-/tmp}/tempo-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -14,6 +17,43 @@ fail() { echo "install test: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" --component tempokv >"$work/install.log" ||
   { cat "$work/install.log"; fail "cmake --install failed"; }
+
+# Every installed file matches exactly one line of install.md's list, every line (but those
+# "when built" whose tool was not) matches a file; '*' stays within one path component.
+doc=$src/Documentation/install.md
+doc_version=$(sed -n 's|.*<!-- version -->\(.*\)<!-- /version -->.*|\1|p' "$doc")
+[ "$doc_version" = "$version" ] || fail "install.md says version '$doc_version', the project is $version"
+py=$(/usr/bin/python3 -c 'import sys; print(f"python{sys.version_info[0]}.{sys.version_info[1]}")')
+listed=$(sed -n '/^<!-- installed files -->$/,/^<!-- end of installed files -->$/p' "$doc" |
+  grep -v -e '^<!--' -e '^```')
+[ -n "$listed" ] || fail "no list of installed files in $doc"
+installed=$(cd "$prefix" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort)
+lines=()
+regexes=()
+while IFS= read -r line; do
+  pat=${line%% *}
+  pat=${pat//<version>/$version}
+  pat=${pat//<py>/$py}
+  lines+=("$line")
+  regexes+=("^$(sed -e 's/[.]/\\./g' -e 's/\*/[^\/]*/g' <<<"$pat")\$")
+done <<<"$listed"
+declare -A matched=()
+while IFS= read -r f; do
+  n=0
+  for i in "${!lines[@]}"; do
+    if [[ $f =~ ${regexes[$i]} ]]; then
+      n=$((n + 1))
+      matched[${lines[$i]}]=1
+    fi
+  done
+  [ "$n" -eq 1 ] || fail "installed $f matches $n lines of install.md's list"
+done <<<"$installed"
+while IFS= read -r line; do
+  tool=$(sed -n 's|^sbin/\([a-z]*\) .*(when built)$|\1|p' <<<"$line")
+  [ -n "${matched[$line]:-}" ] || { [ -n "$tool" ] && [ ! -x "$ebpf/$tool" ]; } ||
+    fail "install.md lists '$line': not installed"
+done <<<"$listed"
+grep -q "^Version: $version\$" "$(find "$prefix" -name tempokv.pc)" || fail "tempokv.pc version"
 
 libdir=$(find "$prefix" -name 'libtempo.so.0' -printf '%h\n' | head -1)
 [ -n "$libdir" ] || fail "libtempo.so.0 not installed"
@@ -75,4 +115,11 @@ grep -q '^req-1: 64 tokens matched, retrieval .*, loaded 65536 bytes' "$work/py2
   fail "python uring"
 ls_out=$("$prefix/bin/tempoctl" store ls --store "$work/pystore")
 grep -q '^4 objects, 64.00 KiB, 0 quarantined$' <<<"$ls_out" || fail "installed tempoctl"
-echo "install test: passed ($prefix)"
+
+# Uninstalling removes every installed file and our directories (Python's caches too).
+cmake -DMANIFEST="$build/install_manifest_tempokv.txt" -DPREFIX="$prefix" \
+  -P "$src/cmake/TempoUninstall.cmake" >"$work/uninstall.log" ||
+  { cat "$work/uninstall.log"; fail "uninstall failed"; }
+left=$(cd "$prefix" && find . -mindepth 1 \( -type f -o -type l -o -name 'tempo*' \))
+[ -z "$left" ] || fail "left after uninstall: $left"
+echo "install test: passed ($prefix: $(wc -l <<<"$installed") files installed, all uninstalled)"

@@ -31,4 +31,9 @@ for k, tier in (("hit_hbm", "hbm"), ("hit_dram", "dram"), ("hit_ssd", "ssd"),
     assert abs(float(text[k]) - src[tier] / j["reads"]) <= 1e-5 * max(1.0, float(text[k])), k
 for k, v in text.items():
     assert str(j["summary"][k]) == v or abs(float(v) - j["summary"][k]) == 0, k
+# Without --ratio or a shape, the physical shape of the hardware files: Llama-3.1-8B on one
+# H100 PCIe's share of the h100-pcie-server host, in 2 MiB blocks.
+phys = json.loads(subprocess.run([sim, "run", "--workload", "chat", "--json"], check=True,
+                                 capture_output=True, text=True).stdout)["shape"]
+assert phys == {"hbm_blocks": 29034, "dram_blocks": 61035, "ssd_blocks": 1831054}, phys
 print("tempo_sim_json: ok,", j["reads"], "reads,", j["misses"], "misses")

@@ -2,7 +2,12 @@
 //
 //   prepare --dir D --bytes N --object-bytes M   fill a store with N bytes of M-byte objects
 //   stage   --dir D [--qd Q] [--request R] [--fast-bytes F] [--window W] [--no-register]
-//           [--no-verify] [--no-huge]            stage every object once, FIFO, W in flight
+//           [--no-verify] [--no-huge] [--second-pass]
+//                                                stage every object once, FIFO, W in flight;
+//                                                --second-pass verifies instead as
+//                                                the device did before issue 11: portable XXH3
+//                                                over each staged object once it is complete
+
 //   copy    --dir D [--fast-bytes F] [--rounds K] retrieval copy vs plain memcpy
 //
 // Each command prints one JSON object on stdout. Sizes take K, M, G suffixes (binary).
@@ -17,6 +22,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <xxhash.h>
 
 #include "core/clock.h"
 #include "store/aligned_buffer.h"
@@ -98,21 +105,26 @@ UringDeviceOptions device_options(const Args& a) {
   o.request_bytes = static_cast<uint32_t>(a.size("request", 4u << 20));
   o.register_buffers = !a.flag("no-register");
   o.fast_tier.huge_pages = !a.flag("no-huge");
-  o.verify_checksums = !a.flag("no-verify");
+  o.verify_checksums = !a.flag("no-verify") && !a.flag("second-pass");
   return o;
 }
 
 // Counts completions; the bench unpins each staged object at once so later stages can
-// evict it, as a steady stream of claims released after retrieval would.
+// evict it, as a steady stream of claims released after retrieval would. With
+// `second_pass`, first hashes the staged object's extents and compares the catalog's
+// checksum, as the device's verification did before it moved into the completion path.
 class Counter : public DeviceObserver {
  public:
-  explicit Counter(UringDevice*& dev) : dev_(dev) {}
+  Counter(UringDevice*& dev, const std::map<ObjectKey, uint64_t>* second_pass)
+      : dev_(dev), second_pass_(second_pass) {}
   void on_stage_complete(const StageCompletion& c) override {
     ++done;
-    if (c.status < 0)
+    if (c.status < 0) {
       ++errors;
-    else
-      dev_->unpin(c.key);
+      return;
+    }
+    if (second_pass_ && second_pass(c.key) != second_pass_->at(c.key)) ++errors;
+    dev_->unpin(c.key);
   }
   void on_resident(ObjectKey) override {}
   void on_evicted(ObjectKey) override {}
@@ -120,7 +132,18 @@ class Counter : public DeviceObserver {
   uint64_t errors = 0;
 
  private:
+  uint64_t second_pass(ObjectKey key) {
+    std::vector<std::span<const std::byte>> extents;
+    if (dev_->resident_extents(key, &extents) != 0) return 0;
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    for (const auto& e : extents) XXH3_64bits_update(st, e.data(), e.size());
+    const uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+  }
   UringDevice*& dev_;
+  const std::map<ObjectKey, uint64_t>* second_pass_;
 };
 
 int stage(const Args& a) {
@@ -134,10 +157,12 @@ int stage(const Args& a) {
     std::fprintf(stderr, "device: %s\n", err.c_str());
     return 1;
   }
-  UringDevice* raw = dev.get();
-  Counter counter(raw);
-  dev->set_observer(&counter);
   const auto objects = s->list();
+  std::map<ObjectKey, uint64_t> checksums;
+  for (const auto& o : objects) checksums[o.key] = o.checksum;
+  UringDevice* raw = dev.get();
+  Counter counter(raw, a.flag("second-pass") ? &checksums : nullptr);
+  dev->set_observer(&counter);
   const uint64_t window = a.size("window", 8);
   uint64_t bytes = 0;
   for (const auto& o : objects) bytes += o.size;
@@ -161,11 +186,13 @@ int stage(const Args& a) {
   const UringDeviceStats us = dev->uring_stats();
   std::printf(
       "{\"bytes\":%llu,\"seconds\":%.4f,\"gbps\":%.4f,\"cpu_s\":%.4f,\"cpu_s_per_gb\":%.5f,"
-      "\"errors\":%llu,\"requests\":%llu,\"registered\":%s,\"verify\":%s}\n",
+      "\"errors\":%llu,\"requests\":%llu,\"registered\":%s,\"verify\":\"%s\"}\n",
       static_cast<unsigned long long>(bytes), secs, static_cast<double>(bytes) / secs / 1e9, cpu,
       cpu / (static_cast<double>(bytes) / 1e9), static_cast<unsigned long long>(counter.errors),
       static_cast<unsigned long long>(us.requests), us.registered_buffers ? "true" : "false",
-      a.flag("no-verify") ? "false" : "true");
+      a.flag("second-pass") ? "second-pass"
+      : a.flag("no-verify") ? "none"
+                            : "completion-path");
   return counter.errors == 0 ? 0 : 1;
 }
 

@@ -20,6 +20,13 @@ using test::object_bytes;
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
 
+// A fault hook that completes every read longer than 8 KiB only halfway (4 KiB aligned):
+// the device resubmits the rest, which then completes after later reads.
+int halve_long_reads(const IoRequest& r, int res) {
+  return res == static_cast<int>(r.len) && r.len > 8192 ? static_cast<int>(r.len / 2 / 4096 * 4096)
+                                                        : res;
+}
+
 class UringDeviceTest : public test::DeviceFixture {
  protected:
   void SetUp() override { open_store(); }  // skips without io_uring
@@ -168,11 +175,7 @@ TEST_F(UringDeviceTest, InjectedReadErrorFailsOnlyThatStageAndLeaksNothing) {
 TEST_F(UringDeviceTest, ShortReadsAreCompletedByResubmittingTheRest) {
   for (ObjectKey k = 0; k < 20; ++k) put(k, 3 * kMiB + 5000);
   open_device(options(128 * kMiB));
-  dev_->set_fault_hook([](const IoRequest& r, int res) {
-    return res == static_cast<int>(r.len) && r.len > 8192
-               ? static_cast<int>(r.len / 2 / 4096 * 4096)
-               : res;
-  });
+  dev_->set_fault_hook(halve_long_reads);
   for (ObjectKey k = 0; k < 20; ++k) ASSERT_EQ(dev_->stage(k), 0);
   ASSERT_TRUE(drive_until([&] { return obs_.completion_count() == 20; }));
   for (const auto& c : completions()) ASSERT_EQ(c.status, 0);
@@ -208,6 +211,30 @@ TEST_F(UringDeviceTest, CorruptDataFailsVerificationAndQuarantinesTheObject) {
   EXPECT_EQ(dev_->stage(2), -EBADMSG);
   EXPECT_EQ(dev_->object_size(2), -ENOENT);
   EXPECT_EQ(dev_->stats().pins, 3u);
+}
+
+TEST_F(UringDeviceTest, VerificationHashesReadsAsTheyCompleteInObjectOrder) {
+  // Objects of four 1 MiB reads, every read split in two so that the rest of each one
+  // completes after later reads: the bytes are hashed in object order all the same.
+  constexpr uint64_t kSize = 3 * kMiB + 5000;
+  for (ObjectKey k = 0; k < 4; ++k) put(k, kSize);
+  open_device(options(64 * kMiB));
+  int fd = ::open((dir_.path() + "/store/data").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const uint8_t junk = 0xee;
+  // Object 1: its padding past the object's end changes, which no checksum covers.
+  ASSERT_EQ(pwrite(fd, &junk, 1, static_cast<off_t>(store_->lookup(1)->offset + kSize + 10)), 1);
+  // Object 2: one byte in its last read.
+  ASSERT_EQ(pwrite(fd, &junk, 1, static_cast<off_t>(store_->lookup(2)->offset + 3 * kMiB + 100)),
+            1);
+  close(fd);
+  dev_->set_fault_hook(halve_long_reads);
+  for (ObjectKey k = 0; k < 4; ++k) ASSERT_EQ(dev_->stage(k), 0);
+  ASSERT_TRUE(drive_until([&] { return obs_.completion_count() == 4; }));
+  for (const auto& c : completions()) EXPECT_EQ(c.status, c.key == 2 ? -EBADMSG : 0) << c.key;
+  EXPECT_EQ(dev_->uring_stats().checksum_errors, 1u);
+  EXPECT_GT(dev_->uring_stats().short_reads, 4u);
+  for (ObjectKey k : {0, 1, 3}) EXPECT_EQ(read_back(k), object_bytes(k, kSize));
 }
 
 TEST_F(UringDeviceTest, DemandReadCachesWhatWasMissingAndReportsThroughTheCallback) {

@@ -17,7 +17,10 @@ static const uint8_t* map_all(int fd) {
 // Compares [off, off + len) of the mapping with an O_DIRECT read of the disk.
 static void check_equals_disk(const uint8_t* m, uint64_t off, uint64_t len) {
   void* buf;
-  if (posix_memalign(&buf, 4096, len)) return tfail(__FILE__, __LINE__, "no memory");
+  if (posix_memalign(&buf, 4096, len)) {
+    tfail(__FILE__, __LINE__, "no memory");
+    return;
+  }
   CHECK(disk_read(buf, off, len) == 0, "disk read at %llu", (unsigned long long)off);
   const uint64_t *got = (const uint64_t*)(m + off), *want = buf;
   uint64_t i = 0;

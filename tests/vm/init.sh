@@ -14,6 +14,10 @@ RESULTS=/tmp/results
 KO=/lib/tempo/tempo.ko
 DISK=/dev/vda
 
+# mark WHAT: when a part of the suite ended, in seconds of uptime.
+mark() {
+	echo "# $1 done at $(cut -d' ' -f1 /proc/uptime)s uptime"
+}
 # result NAME STATUS [WHY]: record one check.
 result() {
 	if [ "$2" -eq 0 ]; then echo "PASS $1"; else echo "FAIL $1: ${3:-exit $2}"; fi | tee -a "$RESULTS"
@@ -50,10 +54,15 @@ dmesg -n 1
 load backing=$DISK fast_mb=4 extent_kb=64 pin_limit_mb=2
 result kmod.load_pages $?
 if [ -c /dev/tempo0 ]; then
-	suite tempo-vmtest run -p /dev/tempo0 $DISK api badinput data fdclose concurrency trace events
+	suite tempo-vmtest run -p /dev/tempo0 $DISK api badinput data fdclose concurrency trace events hostile
+	mark "pages-tier tempo-vmtest"
 	# libtempo's kmod device, and its controller and provider on it.
 	gtest test_kmod_device
 	gtest test_kmod_runtime
+	mark "pages-tier gtests"
+	# 20 s of fuzzed ioctls and races; the dmesg check at the end covers it, rmmod below.
+	suite env TEMPO_FUZZ_SECONDS=20 tempo-vmtest run /dev/tempo0 $DISK fuzz
+	mark "fuzz"
 	grep -q . /sys/kernel/tracing/events/tempo/enable
 	result kmod.tracefs_events $?
 	rmmod tempo
@@ -73,10 +82,80 @@ result kmod.load_rejects_huge_extent $?
 insmod "$KO" backing=/dev/nonexistent 2>/dev/null
 [ $? -ne 0 ] && [ ! -e /dev/tempo0 ]
 result kmod.load_rejects_missing_disk $?
+mark "bad parameters"
 
-echo "# pages-tier suites done at $(cut -d' ' -f1 /proc/uptime)s uptime"
+insmod "$KO" backing=$DISK fast_mb=16777217 extent_kb=4 2>/dev/null
+[ $? -ne 0 ] && [ ! -e /dev/tempo0 ] && dmesg | grep -q 'fast_mb=16777217 is more than half of memory'
+result kmod.load_rejects_fast_tier_beyond_memory $?
+load backing=$DISK fast_mb=4 extent_kb=64 pin_limit_mb=2 fd_pin_limit_mb=1
+result kmod.load_fd_pin_limit $?
+if [ -c /dev/tempo0 ]; then
+	suite tempo-vmtest run /dev/tempo0 $DISK fdlimit
+	rmmod tempo
+fi
+mark "fd pin limit"
 
-# 3. The fast tier on the emulated CXL Type-3 device's /dev/dax0.0.
+# 3. Hostile backing devices (null_blk through configfs): "slow" completes every read after
+#    1 s and fails reads of [4 MiB, 4.25 MiB) (SLOW_BAD_* in vmtest.h; one badblocks range
+#    holds at most 512 sectors); "huge" is 64 GiB with no memory behind it.
+modprobe configfs && mount -t configfs none /sys/kernel/config 2>/dev/null
+modprobe null_blk nr_devices=0
+# nullb NAME SIZE_MB ATTR=VALUE...: create a null_blk device, print its /dev path.
+nullb() {
+	name=$1
+	d=/sys/kernel/config/nullb/$name
+	mkdir "$d" && echo "$2" >"$d/size" || { echo "# nullb $name: cannot create $d" >&2; return 1; }
+	shift 2
+	for kv in "$@"; do
+		echo "${kv#*=}" >"$d/${kv%%=*}" || { echo "# nullb: $kv refused" >&2; return 1; }
+	done
+	echo 1 >"$d/power" || { echo "# nullb: power on refused" >&2; return 1; }
+	# 6.1 names a configfs device after its directory (older kernels: nullbINDEX)
+	for i in $(seq 1 20); do
+		for dev in /dev/$name /dev/nullb$(cat "$d/index"); do
+			[ -b "$dev" ] && echo "$dev" && return 0
+		done
+		sleep 0.1
+	done
+	echo "# nullb $name: no block device appeared" >&2
+	return 1
+}
+SLOW=$(nullb slow 64 blocksize=4096 memory_backed=1 irqmode=2 completion_nsec=1000000000 badblocks=+8192-8703)
+HUGE=$(nullb huge 65536 blocksize=4096)
+[ -b "$SLOW" ] && [ -b "$HUGE" ]
+result nullb.devices $? "slow '$SLOW' huge '$HUGE'"
+dd if="$SLOW" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null &&
+	! dd if="$SLOW" of=/dev/null bs=4096 skip=1024 count=1 iflag=direct 2>/dev/null
+result nullb.slow_bad_region $? "badblocks: $(cat /sys/kernel/config/nullb/slow/badblocks)"
+mark "null_blk setup"
+# on_disk GROUP DISK EXTENT_KB: a 4 MiB page tier on DISK, the tempo-vmtest group, rmmod.
+on_disk() {
+	load backing="$2" fast_mb=4 extent_kb="$3"
+	result "kmod.load_$1" $?
+	if [ -c /dev/tempo0 ]; then
+		suite tempo-vmtest run /dev/tempo0 "$2" "$1"
+		rmmod tempo
+	fi
+	mark "$1 disk"
+}
+on_disk slow "$SLOW" 64
+on_disk huge "$HUGE" 4
+# rmmod while a fill is in flight (1 s) refuses at once instead of blocking until it ends.
+if load backing="$SLOW" fast_mb=4 extent_kb=64; then
+	tempo-vmtest stage-exit /dev/tempo0 0 65536
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	rmmod tempo 2>/dev/null
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	[ $rc -ne 0 ] && awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 0.5) }'
+	result kmod.unload_refused_while_filling $? "rmmod exit $rc after $t0 .. $t1 s"
+	for i in $(seq 1 30); do rmmod tempo 2>/dev/null && break; sleep 0.2; done
+	[ ! -e /dev/tempo0 ]
+	result kmod.unload_after_fill $?
+fi
+mark "hostile backing devices"
+
+# 4. The fast tier on the emulated CXL Type-3 device's /dev/dax0.0.
 modprobe -a cxl_acpi cxl_pci cxl_mem cxl_pmem nd_pmem dax_pmem device_dax 2>&1
 for i in $(seq 1 50); do [ -e /sys/bus/cxl/devices/mem0 ] && break; sleep 0.2; done
 cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0 -s 256M >/tmp/cxl.log 2>&1 &&
@@ -89,28 +168,87 @@ if [ $rc -eq 0 ]; then
 	DAX=/sys/bus/dax/devices/dax0.0
 	start=$(cat $DAX/resource)
 	size=$(cat $DAX/size)
-	# 16 MiB of it in 2 MiB extents: small enough that the 64 MiB disk overflows it.
-	# QEMU's CXL window is not DMA-able by its virtio disk: fill by copy (dax_dma=0).
 	[ "$size" -ge $((16 << 20)) ]
 	result cxl.dax_size $? "dax0.0 holds only $size bytes"
-	load backing=$DISK dax_start="$start" dax_size=$((16 << 20)) dax_dma=0 extent_kb=2048
+	# tempo.ko never takes a bare address, nor a dax device a driver (and so maybe a
+	# program) holds: another program's data in dax0.0 stays as it wrote it.
+	# (the kernel ignores unknown parameters: the module loads, with a page tier)
+	insmod "$KO" backing=$DISK dax_start="$start" dax_size=$((16 << 20)) 2>/dev/null &&
+		dmesg | tail -3 | grep -q 'tempo: tempo0 on .*(pages)' && ! grep -q 'tempo$' /proc/iomem
+	result cxl.load_ignores_bare_address $?
+	[ -e /sys/module/tempo ] && rmmod tempo
+	rm -f /tmp/daxhold.ready
+	tempo-vmtest daxhold /dev/dax0.0 $((32 << 20)) /tmp/daxhold.ready &
+	holder=$!
+	for i in $(seq 1 100); do [ -e /tmp/daxhold.ready ] && break; sleep 0.1; done
+	insmod "$KO" backing=$DISK dax=dax0.0 fast_mb=16 dax_dma=0 extent_kb=2048 2>/dev/null
+	[ $? -ne 0 ] && [ ! -e /dev/tempo0 ] && dmesg | grep -q 'tempo: dax0.0 is in use'
+	result cxl.load_rejects_bound_dax $?
+	kill $holder
+	wait $holder
+	result cxl.other_users_data_intact $?
+	# Owned: disabled in device_dax, then no driver can take it back until tempo.ko leaves.
+	daxctl disable-device dax0.0 >/tmp/cxl.log 2>&1
+	result cxl.dax_disabled $?
+	# QEMU's CXL window is not DMA-able by its virtio disk: fill by copy (dax_dma=0).
+	load backing=$DISK dax=dax0.0 fast_mb=16 dax_dma=0 extent_kb=2048
 	result cxl.load_dax $?
 	if [ -c /dev/tempo0 ]; then
-		suite tempo-vmtest run -p /dev/tempo0 $DISK api data concurrency
+		grep -q 'tempo$' /proc/iomem
+		result cxl.range_claimed $?
+		! daxctl enable-device dax0.0 >/tmp/cxl.log 2>&1
+		result cxl.enable_refused_while_owned $?
+		suite tempo-vmtest run -p /dev/tempo0 $DISK api data concurrency events
 		gtest test_kmod_runtime
 		rmmod tempo
 		result cxl.unload $?
 	fi
+	daxctl enable-device dax0.0 >/tmp/cxl.log 2>&1 && [ -c /dev/dax0.0 ]
+	result cxl.dax_returned_after_unload $?
 fi
 
-# 4. The hardware validation script, on the emulated CXL device (bandwidth is reported,
+# 5. The hardware validation script, on the emulated CXL device (bandwidth is reported,
 #    not judged: TCG's emulated window is no measure of a real one).
 if [ -c /dev/dax0.0 ]; then
 	suite tempo-hwcheck --backing $DISK --dax dax0.0 --module "$KO" --dax-bounce \
-		--fast-mb 16 --bench-mb 32 --min-ratio 0
+		--fast-mb 16 --bench-mb 32 --min-ratio 0 --step-timeout 120
+	# It refuses a DAX device another program uses, and leaves that program's data alone.
+	rm -f /tmp/daxhold.ready
+	tempo-vmtest daxhold /dev/dax0.0 $((32 << 20)) /tmp/daxhold.ready &
+	holder=$!
+	for i in $(seq 1 100); do [ -e /tmp/daxhold.ready ] && break; sleep 0.1; done
+	tempo-hwcheck --backing $DISK --dax dax0.0 --module "$KO" --dax-bounce --fast-mb 16 \
+		--min-ratio 0 >/tmp/hwcheck.log 2>&1
+	rc=$?
+	kill $holder
+	wait $holder
+	held=$?
+	[ $rc -ne 0 ] && grep -q "^FAIL dax.not_in_use: /dev/dax0.0 is open or mapped by PID $holder" /tmp/hwcheck.log &&
+		! grep -q '^PASS kmod.load' /tmp/hwcheck.log && [ $held -eq 0 ] && [ ! -e /sys/module/tempo ]
+	rc=$?
+	[ $rc -eq 0 ] || sed 's/^/# /' /tmp/hwcheck.log
+	result hwcheck.refuses_dax_in_use $rc
+	# A backing device too slow for the step timeout: each step fails in bounded time with
+	# its output shown; nothing hangs.
+	if [ -b "$SLOW" ]; then
+		t0=$(date +%s)
+		tempo-hwcheck --backing "$SLOW" --dax dax0.0 --module "$KO" --dax-bounce --fast-mb 16 \
+			--bench-mb 4 --min-ratio 0 --step-timeout 5 >/tmp/hwcheck.log 2>&1
+		rc=$?
+		t1=$(date +%s)
+		[ $rc -ne 0 ] && grep -q '^PASS kmod.load' /tmp/hwcheck.log &&
+			grep -q '^FAIL suite.timeout: no end after 5s' /tmp/hwcheck.log && [ $((t1 - t0)) -le 60 ]
+		rc=$?
+		[ $rc -eq 0 ] || sed 's/^/# /' /tmp/hwcheck.log
+		result hwcheck.step_timeouts_on_slow_disk $rc "took $((t1 - t0)) s"
+		for i in $(seq 1 60); do rmmod tempo 2>/dev/null; [ -e /sys/module/tempo ] || break; sleep 1; done
+		[ -c /dev/dax0.0 ] || daxctl enable-device dax0.0 >/dev/null 2>&1
+		[ ! -e /sys/module/tempo ] && [ -c /dev/dax0.0 ]
+		result hwcheck.slow_disk_cleanup $?
+	fi
 fi
 
-echo "# cxl suites done at $(cut -d' ' -f1 /proc/uptime)s uptime"
+mark "cxl suites"
 
 dmesg_clean
 result kernel.log_clean $?

@@ -3,15 +3,20 @@
 //   tempo-vmtest run [-p] DEV DISK GROUP...    run test groups against DEV backed by DISK
 //                                              (-p: DISK holds the mkimage pattern)
 //   tempo-vmtest bench DEV DISK BYTES          staging bandwidth over the first BYTES
-// Groups: api badinput data fdclose concurrency trace events. Nothing writes to DISK.
+//   tempo-vmtest stage-exit DEV OFFSET LENGTH  stage a range and exit without waiting
+//   tempo-vmtest daxhold DAXDEV BYTES READY    use a dax device as another program would
+// Groups: api badinput data fdclose concurrency trace events hostile slow huge fdlimit fuzz.
+// Nothing writes to DISK.
 #define _GNU_SOURCE
 #include "vmtest.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 struct tcase* cur;
@@ -124,6 +129,14 @@ uint64_t disk_mismatch(const void* mem, uint64_t off, uint64_t len) {
   return bad;
 }
 
+int mprotect_errno(int fd, int prot) {
+  void* m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) return -1;
+  int e = mprotect(m, 4096, prot) ? errno : 0;
+  munmap(m, 4096);
+  return e;
+}
+
 uint64_t meminfo_kb(const char* field) {
   FILE* f = fopen("/proc/meminfo", "r");
   char line[256];
@@ -153,7 +166,8 @@ static const struct {
 } kGroups[] = {
     {"api", tests_api},         {"badinput", tests_badinput},       {"data", tests_data},
     {"fdclose", tests_fdclose}, {"concurrency", tests_concurrency}, {"trace", tests_trace},
-    {"events", tests_events},
+    {"events", tests_events},   {"hostile", tests_hostile},         {"slow", tests_slow},
+    {"huge", tests_huge},       {"fdlimit", tests_fdlimit},         {"fuzz", tests_fuzz},
 };
 
 int stage_bench(uint64_t bytes) {
@@ -177,15 +191,49 @@ int stage_bench(uint64_t bytes) {
   return 0;
 }
 
+// Another user of a dax device: maps BYTES of it, writes the pattern, creates READY, waits
+// for SIGTERM, then exits 0 only if every byte it wrote is still there.
+static volatile sig_atomic_t stop_hold;
+static void on_term(int sig) { stop_hold = sig; }
+
+static int dax_hold(const char* path, const char* bytes_s, const char* ready) {
+  const uint64_t bytes = strtoull(bytes_s, 0, 0);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return perror(path), 2;
+  uint64_t* m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) return perror("mmap"), 2;
+  for (uint64_t i = 0; i < bytes / 8; i++) m[i] = pattern_word(i);
+  signal(SIGTERM, on_term);
+  int r = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (r < 0) return perror(ready), 2;
+  close(r);
+  while (!stop_hold) pause();
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < bytes / 8; i++) bad += m[i] != pattern_word(i);
+  if (bad) fprintf(stderr, "daxhold: %llu words changed\n", (unsigned long long)bad);
+  return bad ? 1 : 0;
+}
+
+// Stages [off, off + len) and exits without waiting: the fill outlives the fd.
+static int stage_exit(const char* path, const char* off, const char* len) {
+  dut.path = path;
+  int fd = dev_open();
+  if (stage1(fd, strtoull(off, 0, 0), strtoull(len, 0, 0), 0, 0)) return perror("STAGE"), 1;
+  return 0;
+}
+
 static int usage(const char* argv0) {
   fprintf(stderr,
-          "usage: %s mkimage FILE BYTES | run [-p] DEV DISK GROUP... | bench DEV DISK BYTES\n",
+          "usage: %s mkimage FILE BYTES | run [-p] DEV DISK GROUP... | bench DEV DISK BYTES | "
+          "stage-exit DEV OFFSET LENGTH | daxhold DAXDEV BYTES READY\n",
           argv0);
   return 2;
 }
 
 int main(int argc, char** argv) {
   if (argc == 4 && !strcmp(argv[1], "mkimage")) return mkimage(argv[2], strtoull(argv[3], 0, 0));
+  if (argc == 5 && !strcmp(argv[1], "stage-exit")) return stage_exit(argv[2], argv[3], argv[4]);
+  if (argc == 5 && !strcmp(argv[1], "daxhold")) return dax_hold(argv[2], argv[3], argv[4]);
   if (argc < 2) return usage(argv[0]);
   int a = 2;
   const bool bench = !strcmp(argv[1], "bench");

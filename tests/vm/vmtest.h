@@ -80,6 +80,9 @@ int disk_read(void* buf, uint64_t off, uint64_t len);
 // Bytes of mem that differ from [off, off + len) of the backing disk (len on a read error).
 uint64_t disk_mismatch(const void* mem, uint64_t off, uint64_t len);
 uint64_t meminfo_kb(const char* field);
+// Maps the device's first page read-only and changes it to prot: mprotect's errno, 0 when
+// it succeeded, -1 when the page could not be mapped.
+int mprotect_errno(int fd, int prot);
 // Staging bandwidth: stages `bytes` from offset 0 in fast-tier-sized batches.
 int stage_bench(uint64_t bytes);
 
@@ -91,3 +94,12 @@ void tests_fdclose(void);
 void tests_concurrency(void);
 void tests_trace(void);
 void tests_events(void);
+void tests_hostile(void);
+void tests_slow(void);
+void tests_huge(void);
+void tests_fdlimit(void);
+void tests_fuzz(void);
+
+// The slow test disk (init.sh): reads in this range fail with EIO.
+#define SLOW_BAD_OFFSET (4ULL << 20)
+#define SLOW_BAD_BYTES (256ULL << 10)

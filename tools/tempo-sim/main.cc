@@ -21,6 +21,7 @@
 #include "model/exec_model.h"
 #include "placement/experiments.h"
 #include "placement/generators.h"
+#include "placement/hardware.h"
 #include "placement/metrics.h"
 #include "placement/prefetch.h"
 #include "placement/simulator.h"
@@ -42,8 +43,10 @@ const char* kUsage =
     "                     [--ratio R | --hbm N --dram N --ssd N] [--ewma-alpha A]\n"
     "                     [--csv FILE] [--requests-csv FILE] [--json] [common]\n"
     "       tempo-sim export [--workload W | --trace FILE] [--seed N] --out FILE [common]\n"
-    "       tempo-sim study --out DIR [--only name,...] [--seed N] [common]\n"
+    "       tempo-sim study --out DIR [--only name,...] [--seed N]\n"
+    "                       [--trace FILE.jsonl [--trace-block-tokens N]] [common]\n"
     "common: --model NAME|FILE (llama-3.1-8b-instruct) --gpu NAME|FILE (h100-pcie-80gb)\n"
+    "        --host NAME|FILE (h100-pcie-server)\n"
     "        --data-dir DIR --pcie-gbps G --ssd-gbps G --ssd-latency-us U\n"
     "        --price-hbm USD --price-dram USD --price-ssd USD (per GB)\n";
 
@@ -96,6 +99,7 @@ struct Common {
   ExecModel model;
   SimConfig sim;
   TierPrices prices;
+  TierBytes physical;  // the tiers of one GPU's share of the host
   uint64_t seed = 1;
 };
 
@@ -108,6 +112,12 @@ int load_common(const Args& a, Common* c) {
     std::cerr << "tempo-sim: " << err << "\n";
     return -rc;
   }
+  HostSpec host;
+  if (int rc = load_host_spec(a.get("host", "h100-pcie-server"), data_dir, &host, &err); rc != 0) {
+    std::cerr << "tempo-sim: " << err << "\n";
+    return -rc;
+  }
+  if (physical_tier_bytes(c->model, host, &c->physical) != 0) return fail("bad host " + host.name);
   c->sim.pcie_up.bytes_per_sec = c->model.gpu().effective_host_link_bps();
   c->sim.pcie_down.bytes_per_sec = c->sim.pcie_up.bytes_per_sec;
   double pcie = 0, ssd = 0, ssd_lat = 0;
@@ -243,22 +253,25 @@ int cmd_run(const Args& a) {
   s.policy = a.get("policy", "lru");
   s.prefetch = a.get("prefetch", "none");
   s.baseline = a.get("baseline", "tiered");
-  const std::string priority = a.get("link-priority", "fifo");
+  const std::string priority = a.get("link-priority", "demand");
   if (priority != "fifo" && priority != "demand") {
     return fail("--link-priority must be fifo or demand");
   }
   s.demand_priority = priority == "demand";
   const bool json = a.has("json");
   std::string err;
-  double ratio = 73;
+  double ratio = 0;
   uint64_t depth = s.prefetch_depth;
   if (!number_opt(a, "ratio", &ratio, &err) || !count_opt(a, "depth", &depth, &err) ||
       !number_opt(a, "ewma-alpha", &s.ewma_alpha, &err)) {
     return fail(err);
   }
-  if (!(ratio > 0)) return fail("--ratio must be > 0");
+  if (a.has("ratio") && !(ratio > 0)) return fail("--ratio must be > 0");
   s.prefetch_depth = static_cast<uint32_t>(depth);
-  s.shape = shape_for_ratio(working_set_blocks(w), ratio);
+  // The physical shape of the hardware files unless a ratio or a shape is given.
+  s.shape = a.has("ratio")
+                ? shape_for_ratio(working_set_blocks(w), ratio)
+                : shape_for_bytes(c.physical, c.model.kv_bytes_per_token() * w.block_tokens);
   if (a.has("hbm") || a.has("dram") || a.has("ssd")) {
     TierShape shape{0, 0, 0};
     if (!count_opt(a, "hbm", &shape.hbm_blocks, &err) ||
@@ -332,6 +345,12 @@ int cmd_study(const Args& a) {
   sc.seed = c.seed;
   sc.base = c.sim;
   sc.prices = c.prices;
+  sc.physical = c.physical;
+  Workload trace;
+  if (a.has("trace")) {
+    if (int rc = load_workload(a, c, &trace)) return rc;
+    sc.trace = &trace;
+  }
   ExecModelCost cost(c.model);
   for (const auto& e : experiments()) {
     if (!only.empty() && std::find(only.begin(), only.end(), e.name) == only.end()) continue;
@@ -368,7 +387,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> common = {
       "model",     "gpu",        "data-dir",  "pcie-gbps", "ssd-gbps", "ssd-latency-us",
-      "price-hbm", "price-dram", "price-ssd", "seed",      "workload"};
+      "price-hbm", "price-dram", "price-ssd", "seed",      "workload", "host"};
   std::vector<std::string> allowed = common;
   if (cmd == "run" || cmd == "export") {
     allowed.emplace_back("trace");
@@ -382,8 +401,7 @@ int main(int argc, char** argv) {
   } else if (cmd == "export") {
     allowed.emplace_back("out");
   } else if (cmd == "study") {
-    allowed.emplace_back("out");
-    allowed.emplace_back("only");
+    for (const char* k : {"out", "only", "trace", "trace-block-tokens"}) allowed.emplace_back(k);
   }
   for (const auto& [k, v] : a.opt) {
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
