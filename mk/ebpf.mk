@@ -67,10 +67,10 @@ EBPF_URING    := $(EBPF_OUT)/uring-replay
 EBPF_CXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Wpedantic -Werror -Wshadow -Wconversion \
                  -Wno-sign-conversion -Ilibtempo
 ebpf-uring-replay: ebpf-replay
-	@if [ -f libtempo/runtime_loop/runtime_loop.h ]; then \
+	@if [ -f libtempo/stack/context.h ]; then \
 	  $(CXX) $(EBPF_CXXFLAGS) tests/ebpf/uring_replay.cc $(EBPF_CMAKE)/libtempo/libtempo_core.a \
 	    $$(pkg-config --libs liburing libxxhash numa libdaxctl) -lpthread -o $(EBPF_URING); \
-	else rm -f $(EBPF_URING); echo "ebpf: no libtempo/runtime_loop: the uring replay check is skipped"; fi
+	else rm -f $(EBPF_URING); echo "ebpf: no libtempo/stack: the uring replay check is skipped"; fi
 
 # tests/ebpf/gate.c: LD_PRELOAD'ed so a started program waits, mapped, until the tools attached.
 EBPF_GATE := $(EBPF_OUT)/libgate.so

@@ -1,5 +1,5 @@
 // The C ABI of include/tempo/tempo.h over the C++ stack. Nothing throws across it: every
-// entry point validates its arguments, calls the instance (thread-safe) and maps failures
+// entry point validates its arguments, calls the context (thread-safe) and maps failures
 // to a negative errno.
 #include <atomic>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include "config/config_file.h"
 #include "config/settings.h"
 #include "control/control_server.h"
-#include "instance/instance.h"
+#include "stack/context.h"
 #include "tempo/tempo.h"
 
 struct tempo_config {
@@ -21,8 +21,8 @@ struct tempo_config {
 
 struct tempo_ctx {
   std::atomic<int> refs{1};
-  std::unique_ptr<tempo::Instance> instance;
-  std::unique_ptr<tempo::ControlServer> control;  // declared after: stops before the instance
+  std::unique_ptr<tempo::Context> context;
+  std::unique_ptr<tempo::ControlServer> control;  // declared after: stops before the context
   tempo_log_fn log_fn = nullptr;
   void* log_data = nullptr;
 };
@@ -31,17 +31,23 @@ namespace {
 
 using tempo::ClaimId;
 
-// Runs `f` on the context's instance, turning exceptions into errnos.
+// Runs `f` on the context's stack, turning exceptions into errnos.
 template <typename F>
 int with_ctx(tempo_ctx* ctx, F&& f) {
-  if (!ctx || !ctx->instance) return -EINVAL;
+  if (!ctx || !ctx->context) return -EINVAL;
   try {
-    return f(*ctx->instance);
+    return f(*ctx->context);
   } catch (const std::bad_alloc&) {
     return -ENOMEM;
   } catch (...) {
     return -EIO;
   }
+}
+
+// Runs `f` with the context's stack, on its driver.
+template <typename F>
+int with_stack(tempo_ctx* ctx, F&& f) {
+  return with_ctx(ctx, [&](tempo::Context& c) { return c.call(f); });
 }
 
 void log(tempo_ctx* ctx, int priority, const std::string& msg) {
@@ -89,17 +95,17 @@ TEMPO_EXPORT int tempo_ctx_new(tempo_config* config, tempo_ctx** out) {
   *out = nullptr;
   try {
     config->error.clear();
-    int err = 0;
-    auto instance = tempo::make_instance(config->settings, &err, &config->error);
-    if (!instance) return err;
+    std::unique_ptr<tempo::Context> context;
+    int err = tempo::Context::create(config->settings, &context, &config->error);
+    if (err != 0) return err;
     std::unique_ptr<tempo::ControlServer> control;
     if (!config->settings.control_socket.empty()) {
-      err = tempo::ControlServer::start(*instance, config->settings.control_socket, &control,
+      err = tempo::ControlServer::start(*context, config->settings.control_socket, &control,
                                         &config->error);
       if (err != 0) return err;
     }
     auto* ctx = new tempo_ctx();
-    ctx->instance = std::move(instance);
+    ctx->context = std::move(context);
     ctx->control = std::move(control);
     *out = ctx;
     return 0;
@@ -115,7 +121,7 @@ TEMPO_EXPORT tempo_ctx* tempo_ctx_ref(tempo_ctx* ctx) {
 
 TEMPO_EXPORT void tempo_ctx_unref(tempo_ctx* ctx) {
   if (!ctx || ctx->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  const size_t live = ctx->instance->cancel_live();
+  const size_t live = ctx->context->call([](tempo::Stack& s) { return s.cancel_live(); });
   if (live > 0) log(ctx, 6, "tempo: context closed with " + std::to_string(live) + " live claims");
   delete ctx;
 }
@@ -128,7 +134,7 @@ TEMPO_EXPORT void tempo_ctx_set_log_fn(tempo_ctx* ctx, tempo_log_fn fn, void* da
 
 TEMPO_EXPORT int64_t tempo_ctx_now(tempo_ctx* ctx) {
   int64_t now = -EINVAL;
-  with_ctx(ctx, [&](tempo::Instance& in) {
+  with_ctx(ctx, [&](tempo::Context& in) {
     now = in.now();
     return 0;
   });
@@ -136,13 +142,16 @@ TEMPO_EXPORT int64_t tempo_ctx_now(tempo_ctx* ctx) {
 }
 
 TEMPO_EXPORT int tempo_ctx_tick(tempo_ctx* ctx) {
-  return with_ctx(ctx, [](tempo::Instance& in) { return in.tick(); });
+  return with_stack(ctx, [](tempo::Stack& s) {
+    s.tick();
+    return 0;
+  });
 }
 
 TEMPO_EXPORT int tempo_ctx_stats(tempo_ctx* ctx, tempo_stats* s) {
   if (!s) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
-    const tempo::InstanceStats all = in.stats();
+  return with_stack(ctx, [&](tempo::Stack& in) {
+    const tempo::StackStats all = in.stats();
     const tempo::ControllerStats& c = all.controller;
     const tempo::ProviderStats& p = all.provider;
     const tempo::DeviceStats& d = all.device_stats;
@@ -179,7 +188,7 @@ TEMPO_EXPORT int tempo_ctx_stats(tempo_ctx* ctx, tempo_stats* s) {
 
 TEMPO_EXPORT int tempo_sim_add_objects(tempo_ctx* ctx, const tempo_object* objects, size_t count) {
   if (!objects && count) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
+  return with_ctx(ctx, [&](tempo::Context& in) {
     std::vector<tempo::KvObject> v(count);
     for (size_t i = 0; i < count; ++i) v[i] = {objects[i].key, objects[i].bytes};
     return in.sim_add_objects(v);
@@ -187,14 +196,14 @@ TEMPO_EXPORT int tempo_sim_add_objects(tempo_ctx* ctx, const tempo_object* objec
 }
 
 TEMPO_EXPORT int tempo_sim_advance(tempo_ctx* ctx, int64_t ns) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.sim_advance(ns); });
+  return with_ctx(ctx, [&](tempo::Context& in) { return in.sim_advance(ns); });
 }
 
 TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects, size_t count,
                                     int64_t ttu_ns, tempo_claim_id* id) {
   // Over the limit, refused before copying what could be gigabytes.
   if (!id || (!objects && count) || count > tempo::kMaxManifestObjects) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
+  return with_stack(ctx, [&](tempo::Stack& in) {
     tempo::Manifest m(count);
     for (size_t i = 0; i < count; ++i) m[i] = {objects[i].key, objects[i].bytes};
     return in.report(m, ttu_ns, id);
@@ -202,19 +211,18 @@ TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects,
 }
 
 TEMPO_EXPORT int tempo_claim_revise(tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.revise(id, ttu_ns); });
+  return with_stack(ctx, [&](tempo::Stack& in) { return in.revise(id, ttu_ns); });
 }
 
 TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
   if (!ids && count) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
-    return in.update_order(std::span<const ClaimId>(ids, count));
-  });
+  return with_stack(
+      ctx, [&](tempo::Stack& in) { return in.update_order(std::span<const ClaimId>(ids, count)); });
 }
 
 TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id, int* outcome) {
   if (!outcome) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
+  return with_stack(ctx, [&](tempo::Stack& in) {
     tempo::RetrievalOutcome o{};
     const int r = in.request_retrieval(id, &o);
     if (r == 0) *outcome = static_cast<int>(o);
@@ -224,8 +232,8 @@ TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id
 
 TEMPO_EXPORT int tempo_claim_query(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* info) {
   if (!info) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
-    tempo::ClaimSnapshot c;
+  return with_stack(ctx, [&](tempo::Stack& in) {
+    tempo::ClaimView c;
     if (const int r = in.query(id, &c); r != 0) return r;
     *info = tempo_claim_info{};
     info->state = static_cast<uint32_t>(c.state);
@@ -245,15 +253,15 @@ TEMPO_EXPORT int tempo_claim_query(tempo_ctx* ctx, tempo_claim_id id, tempo_clai
 }
 
 TEMPO_EXPORT int tempo_claim_transfer_begin(tempo_ctx* ctx, tempo_claim_id id) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.begin_transfer(id); });
+  return with_stack(ctx, [&](tempo::Stack& in) { return in.begin_transfer(id); });
 }
 
 TEMPO_EXPORT int tempo_claim_transfer_end(tempo_ctx* ctx, tempo_claim_id id) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.end_transfer(id); });
+  return with_stack(ctx, [&](tempo::Stack& in) { return in.end_transfer(id); });
 }
 
 TEMPO_EXPORT int tempo_claim_cancel(tempo_ctx* ctx, tempo_claim_id id) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.cancel(id); });
+  return with_stack(ctx, [&](tempo::Stack& in) { return in.cancel(id); });
 }
 
 TEMPO_EXPORT int tempo_config_load(tempo_config* config, const char* path) {
@@ -273,13 +281,13 @@ TEMPO_EXPORT int tempo_config_load(tempo_config* config, const char* path) {
 }
 
 TEMPO_EXPORT const char* tempo_ctx_device(tempo_ctx* ctx) {
-  return ctx && ctx->instance ? ctx->instance->device_kind().data() : nullptr;
+  return ctx && ctx->context ? ctx->context->device_kind().data() : nullptr;
 }
 
 TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
                                         int* outcome) {
   if (!outcome || timeout_ns < 0) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
+  return with_ctx(ctx, [&](tempo::Context& in) {
     tempo::RetrievalOutcome o{};
     const int r = in.wait_ready(id, timeout_ns, &o);
     if (r == 0) *outcome = static_cast<int>(o);
@@ -290,7 +298,7 @@ TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64
 TEMPO_EXPORT int tempo_claim_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_extent* extents,
                                      size_t capacity, size_t* count) {
   if (!count || (!extents && capacity)) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
+  return with_stack(ctx, [&](tempo::Stack& in) {
     std::vector<std::span<const std::byte>> ext;
     if (const int r = in.extents(id, &ext); r != 0) return r;
     *count = ext.size();
@@ -301,12 +309,12 @@ TEMPO_EXPORT int tempo_claim_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_ex
 }
 
 TEMPO_EXPORT int tempo_claim_ordinary_read(tempo_ctx* ctx, tempo_claim_id id) {
-  return with_ctx(ctx, [&](tempo::Instance& in) { return in.ordinary_read(id); });
+  return with_ctx(ctx, [&](tempo::Context& in) { return in.ordinary_read(id); });
 }
 
 TEMPO_EXPORT int tempo_store_put(tempo_ctx* ctx, uint64_t key, const void* data, size_t bytes) {
   if (!data && bytes) return -EINVAL;
-  return with_ctx(ctx, [&](tempo::Instance& in) {
+  return with_ctx(ctx, [&](tempo::Context& in) {
     return in.store_put(key, std::span(static_cast<const std::byte*>(data), bytes));
   });
 }

@@ -21,7 +21,7 @@ using nlohmann::json;
 
 json optional_ns(const std::optional<TimeNs>& v) { return v ? json(*v) : json(nullptr); }
 
-json stats_doc(const InstanceStats& s) {
+json stats_doc(const StackStats& s) {
   const ControllerStats& c = s.controller;
   const ProviderStats& p = s.provider;
   const DeviceStats& d = s.device_stats;
@@ -51,12 +51,13 @@ json stats_doc(const InstanceStats& s) {
               {"evictions", d.evictions},
               {"demand_bytes", d.demand_bytes},
               {"effective_rate_bps", p.effective_rate_bps},
-              {"protected_gib_seconds", p.ledger_byte_seconds / double(1ull << 30)}};
+              {"protected_gib_seconds", p.ledger_byte_seconds / double(1ull << 30)},
+              {"held_claims", s.held_claims}};
 }
 
-json claims_doc(const std::vector<ClaimSnapshot>& claims) {
+json claims_doc(const std::vector<ClaimView>& claims) {
   json out = json::array();
-  for (const ClaimSnapshot& c : claims) {
+  for (const ClaimView& c : claims) {
     out.push_back(json{{"id", c.id},
                        {"state", std::string(claim_state_name(c.state))},
                        {"bytes", c.bytes},
@@ -65,6 +66,7 @@ json claims_doc(const std::vector<ClaimSnapshot>& claims) {
                        {"ttr_ns", optional_ns(c.ttr)},
                        {"laxity_ns", optional_ns(c.laxity)},
                        {"deferrals", c.deferrals},
+                       {"cancel_pending", c.cancel_pending},
                        {"error", c.error},
                        {"reported_ns", c.timing.reported},
                        {"committed_ns", c.timing.committed},
@@ -84,12 +86,10 @@ int fail(std::string* error, const std::string& what) {
 
 }  // namespace
 
-std::string stats_json(const InstanceStats& stats) { return stats_doc(stats).dump(); }
-std::string claims_json(const std::vector<ClaimSnapshot>& claims) {
-  return claims_doc(claims).dump();
-}
+std::string stats_json(const StackStats& stats) { return stats_doc(stats).dump(); }
+std::string claims_json(const std::vector<ClaimView>& claims) { return claims_doc(claims).dump(); }
 
-int ControlServer::start(Instance& instance, const std::string& path,
+int ControlServer::start(Context& instance, const std::string& path,
                          std::unique_ptr<ControlServer>* out, std::string* error) {
   sockaddr_un addr{};
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
@@ -234,19 +234,38 @@ bool ControlServer::serve_client(Client& c, short revents) {
   return c.in.size() <= kControlMaxLine;
 }
 
-std::string control_reply(Instance& instance, const std::string& request) {
+std::string control_reply(Context& instance, const std::string& request) {
   std::string cmd = request;
   while (!cmd.empty() && (cmd.back() == '\r' || cmd.back() == ' ')) cmd.pop_back();
+  ClaimId after = 0;
+  size_t limit = kClaimsPage;
   if (!cmd.empty() && cmd.front() == '{') {
     const json req = json::parse(cmd, nullptr, false);
     if (req.is_discarded() || !req.is_object() || !req.contains("cmd") || !req["cmd"].is_string())
       return json{{"ok", false}, {"error", "expected {\"cmd\": \"stats\" | \"claims\"}"}}.dump();
     cmd = req["cmd"].get<std::string>();
+    if (req.contains("after") && !req["after"].is_number_unsigned())
+      return json{{"ok", false}, {"error", "'after' must be a claim id"}}.dump();
+    if (req.contains("limit") && (!req["limit"].is_number_unsigned() || req["limit"] == 0 ||
+                                  req["limit"].get<uint64_t>() > kClaimsPage))
+      return json{{"ok", false}, {"error", "'limit' must be 1.." + std::to_string(kClaimsPage)}}
+          .dump();
+    after = req.value("after", ClaimId{0});
+    limit = req.value("limit", kClaimsPage);
   }
   try {
-    if (cmd == "stats") return json{{"ok", true}, {"stats", stats_doc(instance.stats())}}.dump();
-    if (cmd == "claims")
-      return json{{"ok", true}, {"claims", claims_doc(instance.claims())}}.dump();
+    if (cmd == "stats")
+      return json{{"ok", true},
+                  {"stats", stats_doc(instance.call([](Stack& s) { return s.stats(); }))}}
+          .dump();
+    if (cmd == "claims") {
+      // One page per request, taken in one short call on the stack's driver; the JSON is
+      // built here, off the event loop.
+      const std::vector<ClaimView> page =
+          instance.call([&](Stack& s) { return s.list(after, limit); });
+      const json next = page.size() == limit ? json(page.back().id) : json(nullptr);
+      return json{{"ok", true}, {"claims", claims_doc(page)}, {"next", next}}.dump();
+    }
   } catch (const std::exception& e) {
     return json{{"ok", false}, {"error", e.what()}}.dump();
   }

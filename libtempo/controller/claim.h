@@ -1,8 +1,12 @@
-// A staging claim: a request-scoped record of a reusable-KV hit and its lifecycle.
+// A staging claim: a request-scoped record of a reusable-KV hit and its lifecycle. The
+// controller's claim book holds one Claim per claim, from report until it is erased (a
+// retention window after it ended); nothing else keeps per-claim state beside the provider's
+// staging index.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "core/object.h"
 #include "core/time.h"
@@ -52,7 +56,9 @@ struct Claim {
   uint32_t deferrals = 0;
   int error = 0;  // kFailed: why
   uint64_t report_seq = 0;
-  int64_t order_pos = -1;  // position in the runtime's latest request order, -1 none
+  int64_t order_pos = -1;       // position in the runtime's latest request order, -1 none
+  std::vector<ObjectKey> keys;  // the manifest's keys in order: extents, ordinary read
+  bool ordinary_read = false;   // ORDINARY: its ordinary read was started
   ClaimTiming timing;
 };
 

@@ -33,7 +33,38 @@ void Controller::set_state(Claim& c, ClaimState to) {
   if (claim_state_terminal(to)) {
     --stats_.live;
     c.timing.ended = clock_.now();
+    ended_.push_back(c.id);
   }
+}
+
+void Controller::erase_claim(ClaimId id) {
+  auto it = claims_.find(id);
+  if (it == claims_.end()) return;
+  if (it->second.order_pos >= 0) std::erase(order_, &it->second);
+  claims_.erase(it);
+}
+
+void Controller::collect() {
+  if (evaluating_) return;  // the pass walks order_: erase after it
+  const TimeNs now = clock_.now();
+  while (!ended_.empty()) {
+    const Claim* c = claim(ended_.front());
+    const bool expired = c == nullptr || ended_.size() > config_.retain_claims ||
+                         now - c->timing.ended >= config_.retain_ns;
+    if (!expired) return;
+    erase_claim(ended_.front());
+    ended_.pop_front();
+  }
+}
+
+int Controller::take_ordinary_read(ClaimId id, std::vector<ObjectKey>* keys) {
+  Claim* c = find(id);
+  if (!c) return -ENOENT;
+  if (c->state != ClaimState::kOrdinary || c->ordinary_read) return -EINVAL;
+  c->ordinary_read = true;
+  *keys = std::move(c->keys);
+  c->keys.clear();
+  return 0;
 }
 
 TimeNs Controller::ttu_now(const Claim& c) const { return c.ttu - (clock_.now() - c.ttu_at); }
@@ -52,6 +83,7 @@ int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
   const ClaimId cid = next_id_;
   if (const int r = provider_.track(cid, manifest); r != 0) return r;
   ++next_id_;
+  collect();
   Claim c;
   c.id = cid;
   c.bytes = provider_.claim_bytes(cid);
@@ -60,8 +92,10 @@ int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
   c.ttu_at = clock_.now();
   c.report_seq = next_seq_++;
   c.timing.reported = clock_.now();
+  c.keys.reserve(manifest.size());
+  for (const KvObject& o : manifest) c.keys.push_back(o.key);
   rest_.emplace(c.report_seq, cid);
-  claims_.emplace(cid, c);
+  claims_.emplace_hint(claims_.end(), cid, std::move(c));
   ++stats_.reported;
   ++stats_.planned;
   ++stats_.live;
@@ -86,8 +120,9 @@ int Controller::revise(ClaimId id, TimeNs ttu) {
 }
 
 int Controller::update_order(std::span<const ClaimId> order) {
+  // Ids below next_id_ that are not held belong to erased (ended) claims: nothing to order.
   for (ClaimId id : order)
-    if (id != kNoClaim && !claims_.contains(id)) return -ENOENT;
+    if (id >= next_id_) return -ENOENT;
   for (Claim* c : order_) {
     if (c->order_pos < 0) continue;
     c->order_pos = -1;
@@ -95,8 +130,9 @@ int Controller::update_order(std::span<const ClaimId> order) {
   }
   order_.clear();
   for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] == kNoClaim) continue;
-    Claim& c = claims_.at(order[i]);
+    Claim* found = find(order[i]);
+    if (found == nullptr || claim_state_terminal(found->state)) continue;  // ended
+    Claim& c = *found;
     if (c.order_pos >= 0) continue;  // listed twice: the first place counts
     c.order_pos = static_cast<int64_t>(i);
     order_.push_back(&c);
@@ -188,6 +224,7 @@ void Controller::evaluate() {
     again_ = true;
     return;
   }
+  collect();
   evaluating_ = true;
   do {
     again_ = false;

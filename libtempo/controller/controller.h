@@ -7,10 +7,10 @@
 // Not thread-safe: the runtime serialises calls (the sim EventQueue, or the runtime loop).
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "controller/claim.h"
@@ -23,6 +23,10 @@ namespace tempo {
 struct ControllerConfig {
   PolicySpec policy;
   TimeNs tick_ns = 50 * kNsPerMs;
+  // Ended claims stay queryable for this long after they end, and at most this many of them
+  // at once; then they are erased with everything kept for them (bounded claim memory).
+  TimeNs retain_ns = 10 * kNsPerSec;
+  uint64_t retain_claims = 1024;
 };
 
 // A placeholder in update_order() for a waiting request that has no claim.
@@ -80,8 +84,8 @@ class Controller final : public ProviderListener {
   // A new TTU estimate. Ignored (0) once committed: commitment is never revoked.
   // -ENOENT unknown, -EINVAL terminal, -EOVERFLOW beyond +-kMaxTimeNs.
   int revise(ClaimId id, TimeNs ttu);
-  // The runtime's waiting queue in scheduling order (kNoClaim for requests without one).
-  // -ENOENT if an id is unknown; nothing changes then.
+  // The runtime's waiting queue in scheduling order (kNoClaim for requests without one;
+  // ended claims are skipped). -ENOENT if an id was never issued; nothing changes then.
   int update_order(std::span<const ClaimId> order);
   // The runtime is about to retrieve: commits now if it can, else the ordinary path.
   // -ENOENT unknown, -EINVAL terminal or transferring, the claim's error if FAILED.
@@ -99,6 +103,9 @@ class Controller final : public ProviderListener {
   void evaluate();
 
   const Claim* claim(ClaimId id) const;
+  // The ORDINARY claim's ordinary read starts: its keys, once. -ENOENT unknown, -EINVAL not
+  // ORDINARY or read already.
+  int take_ordinary_read(ClaimId id, std::vector<ObjectKey>* keys);
   // Where a claim's retrieval stands: 0 with kReady (stage-ready or transferring) or
   // kOrdinary; -EAGAIN while PLANNED or STAGING; -ECANCELED released or cancelled; the
   // claim's error (else -EIO) when FAILED; -ENOENT unknown. What waiters poll.
@@ -108,10 +115,14 @@ class Controller final : public ProviderListener {
   ControllerStats stats() const;
   const ControllerConfig& config() const { return config_; }
   Provider& provider() { return provider_; }
+  // Calls f(claim) for up to `max` claims with ids above `after`, in id order.
   template <typename F>
-  void for_each_claim(F&& f) const {
-    for (const auto& [id, c] : claims_) f(c);
+  void for_each_claim(F&& f, ClaimId after = 0, size_t max = SIZE_MAX) const {
+    for (auto it = claims_.upper_bound(after); it != claims_.end() && max > 0; ++it, --max)
+      f(it->second);
   }
+  // Claims held now (live and retained ended ones).
+  size_t held_claims() const { return claims_.size(); }
 
   // ProviderListener
   void on_claim_ready(ClaimId id) override;
@@ -128,21 +139,25 @@ class Controller final : public ProviderListener {
   void release_claim(Claim& c, ClaimState to);
   TimeNs ttu_now(const Claim& c) const;
   TtrMode ttr_mode() const;
+  // Erases ended claims past the retention window or over the retention count.
+  void collect();
+  void erase_claim(ClaimId id);
 
   Provider& provider_;
   const Clock& clock_;
   ControllerConfig config_;
   ControllerObserver* observer_ = nullptr;
   std::function<void()> wakeup_;
-  std::unordered_map<ClaimId, Claim> claims_;
+  std::map<ClaimId, Claim> claims_;  // the claim book, in id order
   ClaimId next_id_ = 1;
   uint64_t next_seq_ = 0;
   std::vector<ClaimId> pending_;  // retrieval requested while PLANNED, in request order
-  // The runtime's latest order. Claims are never erased from claims_ (whose nodes do not
-  // move), so the pass walks pointers instead of looking each id up.
+  // The runtime's latest order. Nodes of claims_ do not move and a claim leaves this list
+  // before it is erased, so the pass walks pointers instead of looking each id up.
   std::vector<Claim*> order_;
   std::map<uint64_t, ClaimId> rest_;    // PLANNED claims outside order_, by report order
   std::vector<ClaimId> ready_notices_;  // committed ready during a pass, told after it
+  std::deque<ClaimId> ended_;           // ended claims not erased yet, in the order they ended
   bool evaluating_ = false;
   bool again_ = false;
   ControllerStats stats_;

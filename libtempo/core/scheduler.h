@@ -1,6 +1,7 @@
-// Where timed work is scheduled: the virtual-time EventQueue (sim) or the wall-clock
-// RealtimeLoop (real devices). Components that only schedule (the controller's periodic
-// tick, tempo-replay's engine) take this interface and run on either.
+// Where timed work is scheduled: a stack's driver (stack/driver.h), virtual-time (an
+// EventQueue) or the threaded driver's wall-clock loop. Components that only schedule (the
+// controller's periodic tick, the sim device, tempo-replay's engine) take this interface and
+// run on either.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Timed callbacks in time order, equal times in scheduling order, with cancellation: the
-// shared core of the virtual-time EventQueue and the wall-clock RealtimeLoop.
+// shared core of the virtual-time EventQueue and the threaded driver's wall-clock loop.
 #pragma once
 
 #include <cstdint>

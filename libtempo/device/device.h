@@ -96,6 +96,9 @@ class Device {
   // completions on its EventQueue instead (-1, 0).
   virtual int completion_fd() const { return -1; }
   virtual int process_completions() { return 0; }
+  // Real devices: true when no completion is still to come (nothing outstanding, nothing
+  // waiting for delivery); a virtual-time driver blocks on completion_fd() only while false.
+  virtual bool idle() const { return true; }
   // Retrieval: the fast-tier bytes of a pinned resident object as (pointer, length)
   // extents in object order, valid until the pin is dropped. -ENOTSUP where the fast tier
   // is not addressable (sim), -ENOENT unknown, -EAGAIN not resident, -EPERM not pinned.

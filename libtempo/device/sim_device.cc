@@ -14,7 +14,7 @@ namespace {
 constexpr double kDoneBytes = 0.5;
 }  // namespace
 
-SimDevice::SimDevice(EventQueue& events, SimDeviceConfig config)
+SimDevice::SimDevice(Scheduler& events, SimDeviceConfig config)
     : events_(events), config_(std::move(config)), last_advance_(events.now()) {
   if (config_.capacity_bytes == 0) throw std::invalid_argument("sim device: capacity_bytes is 0");
   if (!(config_.staging_rate_bps > 0)) throw std::invalid_argument("sim device: staging_rate <= 0");

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/event_queue.h"
+#include "core/scheduler.h"
 #include "device/device.h"
 #include "policy/eviction_policy.h"
 
@@ -29,7 +29,7 @@ struct SimDeviceConfig {
 class SimDevice final : public Device {
  public:
   // Throws std::invalid_argument on an invalid configuration (zero rate/slots, unknown policy).
-  SimDevice(EventQueue& events, SimDeviceConfig config);
+  SimDevice(Scheduler& events, SimDeviceConfig config);
   ~SimDevice() override;
 
   // The SSD tier's contents. -EEXIST if `key` is already held, -EINVAL for zero bytes.
@@ -81,7 +81,7 @@ class SimDevice final : public Device {
   void on_timer();
   void finish_flow(Flow& f);
 
-  EventQueue& events_;
+  Scheduler& events_;
   SimDeviceConfig config_;
   std::unique_ptr<EvictionPolicy> policy_;
   DeviceObserver* observer_ = nullptr;

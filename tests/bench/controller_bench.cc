@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "sim/sim_runtime.h"
+#include "stack/sim_stack.h"
 
 namespace tempo {
 namespace {
@@ -18,11 +18,11 @@ constexpr uint64_t kObjectBytes = 32ull << 20;  // a 256-token chunk of Llama-3.
 // `tempo`), a committed backlog of 64 staging operations, and the runtime's order set.
 struct Fixture {
   Fixture() {
-    SimRuntimeConfig c;
+    SimStackConfig c;
     c.device.capacity_bytes = 1ull << 50;
     c.provider.budget_bytes = 1ull << 49;
     c.controller.policy = *parse_policy("tempo");
-    rt = std::make_unique<SimRuntime>(c);
+    rt = std::make_unique<SimStack>(c);
     std::mt19937_64 rng(7);
     // Claims share prefixes: every 8th claim starts a new document, the others reuse its
     // first half.
@@ -43,16 +43,17 @@ struct Fixture {
       backlog.push_back({next++, kObjectBytes});
     }
     ClaimId b = 0;
-    rt->controller.report(backlog, 0, &b);  // laxity < 0: commits, 64 operations outstanding
+    rt->stack.controller().report(backlog, 0,
+                                  &b);  // laxity < 0: commits, 64 operations outstanding
     for (int i = 0; i < kClaims; ++i) {
       ClaimId id = 0;
-      rt->controller.report(manifests[i], (10 + static_cast<TimeNs>(rng() % 10'000)) * kNsPerSec,
-                            &id);
+      rt->stack.controller().report(manifests[i],
+                                    (10 + static_cast<TimeNs>(rng() % 10'000)) * kNsPerSec, &id);
       ids.push_back(id);
     }
-    rt->controller.update_order(ids);
+    rt->stack.controller().update_order(ids);
   }
-  std::unique_ptr<SimRuntime> rt;
+  std::unique_ptr<SimStack> rt;
   std::vector<Manifest> manifests;
   std::vector<ClaimId> ids;
 };
@@ -64,8 +65,8 @@ Fixture& fixture() {
 
 void BM_EvaluationPass(benchmark::State& state) {
   Fixture& f = fixture();
-  for (auto _ : state) f.rt->controller.evaluate();
-  state.counters["claims"] = static_cast<double>(f.rt->controller.stats().planned);
+  for (auto _ : state) f.rt->stack.controller().evaluate();
+  state.counters["claims"] = static_cast<double>(f.rt->stack.controller().stats().planned);
 }
 BENCHMARK(BM_EvaluationPass)->Unit(benchmark::kMicrosecond);
 
@@ -73,10 +74,11 @@ void BM_TtrProjection(benchmark::State& state) {
   Fixture& f = fixture();
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(f.rt->provider.ttr(f.ids[i], TtrMode::kStateAware));
+    benchmark::DoNotOptimize(f.rt->stack.provider().ttr(f.ids[i], TtrMode::kStateAware));
     i = (i + 1) % f.ids.size();
   }
-  state.counters["outstanding_ops"] = static_cast<double>(f.rt->provider.stats().outstanding_ops);
+  state.counters["outstanding_ops"] =
+      static_cast<double>(f.rt->stack.provider().stats().outstanding_ops);
 }
 BENCHMARK(BM_TtrProjection)->Unit(benchmark::kMicrosecond);
 
@@ -85,7 +87,7 @@ void BM_ClaimRevise(benchmark::State& state) {
   size_t i = 0;
   TimeNs ttu = 5000 * kNsPerSec;
   for (auto _ : state) {
-    f.rt->controller.revise(f.ids[i], ttu);
+    f.rt->stack.controller().revise(f.ids[i], ttu);
     i = (i + 1) % f.ids.size();
     ttu += kNsPerMs;
   }
@@ -97,8 +99,8 @@ void BM_ClaimReportAndCancel(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     ClaimId id = 0;
-    f.rt->controller.report(f.manifests[i], 20'000 * kNsPerSec, &id);
-    f.rt->controller.cancel(id);
+    f.rt->stack.controller().report(f.manifests[i], 20'000 * kNsPerSec, &id);
+    f.rt->stack.controller().cancel(id);
     i = (i + 1) % f.manifests.size();
   }
 }

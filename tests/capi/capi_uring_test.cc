@@ -222,6 +222,17 @@ TEST_F(CApiUring, MissingStorePathIsAClearError) {
                "invalid value '0' for 'uring.queue_depth': accepted an integer from 1 to 4096");
 }
 
+TEST_F(CApiUring, StoreThatCannotBeOpenedFailsTheContextCleanly) {
+  ASSERT_EQ(tempo_config_new(&cfg_), 0);
+  ASSERT_EQ(tempo_config_set(cfg_, "device", "uring"), 0);
+  ASSERT_EQ(tempo_config_set(cfg_, "uring.store_path", "/proc/self/status/store"), 0);
+  EXPECT_EQ(tempo_ctx_new(cfg_, &ctx_), -ENOTDIR);
+  EXPECT_EQ(ctx_, nullptr);
+  EXPECT_STREQ(tempo_config_error(cfg_),
+               "uring.store_path '/proc/self/status/store': cannot open the object store: Not a "
+               "directory");
+}
+
 }  // namespace
 
 namespace {

@@ -1,4 +1,4 @@
-// The control socket of a sim instance: permissions, the JSON-lines protocol, stale sockets.
+// The control socket of a sim context: permissions, the JSON-lines protocol, stale sockets.
 #include "control/control_server.h"
 
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "instance/instance.h"
 #include "socket_client.h"
+#include "stack/context.h"
 
 namespace tempo {
 namespace {
@@ -40,7 +40,7 @@ std::string ask(const std::string& path, const std::string& line) {
   return out;
 }
 
-std::unique_ptr<Instance> sim() {
+std::unique_ptr<Context> sim() {
   Settings s;
   std::string err;
   for (auto [k, v] : {std::pair{"fast_tier_bytes", "10000"},
@@ -50,8 +50,9 @@ std::unique_ptr<Instance> sim() {
                       {"op_latency", "0"},
                       {"calibration_rate", "1000"}})
     EXPECT_EQ(s.set(k, v, &err), 0) << err;
-  int e = 0;
-  return make_instance(s, &e, &err);
+  std::unique_ptr<Context> c;
+  EXPECT_EQ(Context::create(s, &c, &err), 0) << err;
+  return c;
 }
 
 TEST(ControlServer, ServesStatsAndClaimsAsJsonLinesOwnerOnly) {
@@ -60,7 +61,8 @@ TEST(ControlServer, ServesStatsAndClaimsAsJsonLinesOwnerOnly) {
   const KvObject objs[] = {{1, 100}, {2, 100}, {3, 100}, {4, 100}, {5, 100}};
   ASSERT_EQ(in->sim_add_objects(objs), 0);
   ClaimId id = 0;
-  ASSERT_EQ(in->report(Manifest(std::begin(objs), std::end(objs)), 2 * kNsPerSec, &id), 0);
+  const Manifest m(std::begin(objs), std::end(objs));
+  ASSERT_EQ(in->call([&](Stack& s) { return s.report(m, 2 * kNsPerSec, &id); }), 0);
   const std::string path = socket_path("a");
   std::unique_ptr<ControlServer> srv;
   std::string err;
@@ -106,6 +108,46 @@ TEST(ControlServer, ServesStatsAndClaimsAsJsonLinesOwnerOnly) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
+TEST(ControlServer, ClaimsComeInPagesInIdOrder) {
+  auto in = sim();
+  ASSERT_TRUE(in);
+  const KvObject obj[] = {{1, 100}};
+  ASSERT_EQ(in->sim_add_objects(obj), 0);
+  const size_t total = 2 * kClaimsPage + 5;
+  for (size_t i = 0; i < total; ++i) {
+    ClaimId id = 0;
+    ASSERT_EQ(in->call([&](Stack& s) { return s.report(Manifest{obj[0]}, 60 * kNsPerSec, &id); }),
+              0);
+  }
+  const std::string path = socket_path("p");
+  std::unique_ptr<ControlServer> srv;
+  std::string err;
+  ASSERT_EQ(ControlServer::start(*in, path, &srv, &err), 0) << err;
+  // Bare `claims` is the first page; `next` leads to the following one.
+  std::vector<uint64_t> ids;
+  json page = json::parse(ask(path, "claims"));
+  while (true) {
+    ASSERT_EQ(page["ok"], true);
+    ASSERT_LE(page["claims"].size(), kClaimsPage);
+    for (const json& c : page["claims"]) ids.push_back(c["id"].get<uint64_t>());
+    if (page["next"].is_null()) break;
+    page = json::parse(ask(path, R"({"cmd": "claims", "after": )" +
+                                     std::to_string(page["next"].get<uint64_t>()) + "}"));
+  }
+  ASSERT_EQ(ids.size(), total);
+  for (size_t i = 0; i < total; ++i) EXPECT_EQ(ids[i], i + 1);
+  const json small = json::parse(ask(path, R"({"cmd": "claims", "after": 10, "limit": 3})"));
+  ASSERT_EQ(small["claims"].size(), 3u);
+  EXPECT_EQ(small["claims"][0]["id"], 11);
+  EXPECT_EQ(small["next"], 13);
+  const json zero = json::parse(ask(path, R"({"cmd": "claims", "limit": 0})"));
+  EXPECT_EQ(zero["ok"], false);
+  EXPECT_EQ(zero["error"], "'limit' must be 1.." + std::to_string(kClaimsPage));
+  const json neg = json::parse(ask(path, R"({"cmd": "claims", "after": -1})"));
+  EXPECT_EQ(neg["ok"], false);
+  EXPECT_EQ(neg["error"], "'after' must be a claim id");
+}
+
 TEST(ControlServer, ReplacesAStaleSocketButNotAFile) {
   auto in = sim();
   const std::string path = socket_path("b");
@@ -131,13 +173,13 @@ TEST(ControlServer, ReplacesAStaleSocketButNotAFile) {
   std::filesystem::remove(file);
 }
 
-// A sim instance served on a fresh socket.
+// A sim context served on a fresh socket.
 struct Served {
   explicit Served(const char* name) : in(sim()), path(socket_path(name)) {
     std::string err;
     EXPECT_EQ(ControlServer::start(*in, path, &srv, &err), 0) << err;
   }
-  std::unique_ptr<Instance> in;
+  std::unique_ptr<Context> in;
   std::string path;
   std::unique_ptr<ControlServer> srv;
 };

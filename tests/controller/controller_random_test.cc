@@ -9,7 +9,7 @@
 #include <set>
 
 #include "controller/controller.h"
-#include "sim/sim_runtime.h"
+#include "stack/sim_stack.h"
 
 namespace tempo {
 namespace {
@@ -41,7 +41,7 @@ class RandomRun {
   RandomRun(uint64_t seed) : rng_(seed) {
     static const char* kPolicies[] = {"demand",  "immediate",    "queue-1",
                                       "queue-4", "tempo-static", "tempo"};
-    SimRuntimeConfig c;
+    SimStackConfig c;
     c.device = SimDeviceConfig{6000,
                                2000.0 + static_cast<double>(pick(3000)),
                                1 + static_cast<uint32_t>(pick(4)),
@@ -50,7 +50,7 @@ class RandomRun {
                                "lru"};
     c.provider = ProviderConfig{2000 + pick(2500), 2500.0, 2500.0, kNsPerSec, 0};
     c.controller = ControllerConfig{*parse_policy(kPolicies[pick(6)]), 50 * kNsPerMs};
-    rt_ = std::make_unique<SimRuntime>(c);
+    rt_ = std::make_unique<SimStack>(c);
     for (ObjectKey k = 1; k <= kObjects; ++k) sizes_[k] = 50 + pick(400);
     for (auto [k, b] : sizes_) rt_->device.add_object(k, b);
   }
@@ -80,7 +80,8 @@ class RandomRun {
         if (pick(8) == 0) rt_->device.inject_stage_error(1 + pick(kObjects), -EIO);
         break;
       default:
-        rt_->events.run_until(rt_->clock.now() + static_cast<TimeNs>(pick(300)) * kNsPerMs);
+        rt_->driver.events().run_until(rt_->driver.now() +
+                                       static_cast<TimeNs>(pick(300)) * kNsPerMs);
     }
     check();
   }
@@ -91,6 +92,7 @@ class RandomRun {
       bool live = false;
       for (ClaimId id : ids_) {
         const Claim* c = ctl().claim(id);
+        if (c == nullptr) continue;  // erased: it ended
         RetrievalOutcome out{};
         if (c->state == ClaimState::kPlanned && ctl().cancel(id) == 0) check();
         if (c->state == ClaimState::kStageReady && ctl().request_retrieval(id, &out) == 0) check();
@@ -98,23 +100,26 @@ class RandomRun {
         if (c->state == ClaimState::kTransferring && ctl().end_transfer(id) == 0) check();
         live = live || !claim_state_terminal(c->state);
       }
-      rt_->events.run_all(100000);
+      rt_->driver.events().run_all(100000);
       check();
       if (!live) break;
     }
-    for (ClaimId id : ids_) ASSERT_TRUE(claim_state_terminal(ctl().claim(id)->state)) << id;
-    EXPECT_EQ(rt_->provider.ledger().bytes(), 0u);
+    for (ClaimId id : ids_) {
+      const Claim* c = ctl().claim(id);
+      ASSERT_TRUE(c == nullptr || claim_state_terminal(c->state)) << id;
+    }
+    EXPECT_EQ(rt_->stack.provider().ledger().bytes(), 0u);
     EXPECT_EQ(rt_->device.stats().pins, 0u);
     EXPECT_EQ(rt_->device.stats().pinned_bytes, 0u);
-    EXPECT_EQ(rt_->provider.held_pins(), 0u);
+    EXPECT_EQ(rt_->stack.provider().held_pins(), 0u);
     EXPECT_EQ(ctl().stats().live, 0u);
   }
 
-  ControllerStats stats() const { return rt_->controller.stats(); }
+  ControllerStats stats() const { return rt_->stack.controller().stats(); }
 
  private:
   uint64_t pick(uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng_); }
-  Controller& ctl() { return rt_->controller; }
+  Controller& ctl() { return rt_->stack.controller(); }
   ClaimId any() { return ids_.empty() ? 12345 : ids_[pick(ids_.size())]; }
 
   void report() {
@@ -133,8 +138,10 @@ class RandomRun {
   void revise() { ctl().revise(any(), static_cast<TimeNs>(pick(3000)) * kNsPerMs); }
   void order() {
     std::vector<ClaimId> o;
-    for (ClaimId id : ids_)
-      if (ctl().claim(id)->state == ClaimState::kPlanned) o.push_back(pick(5) ? id : kNoClaim);
+    for (ClaimId id : ids_) {
+      const Claim* c = ctl().claim(id);
+      if (c != nullptr && c->state == ClaimState::kPlanned) o.push_back(pick(5) ? id : kNoClaim);
+    }
     std::shuffle(o.begin(), o.end(), rng_);
     ASSERT_EQ(ctl().update_order(o), 0);
   }
@@ -160,7 +167,7 @@ class RandomRun {
   void cancel() { ctl().cancel(any()); }
 
   void check() {
-    const Provider& p = rt_->provider;
+    const Provider& p = rt_->stack.provider();
     ASSERT_EQ(p.ledger().bytes(), p.recompute_ledger_bytes());
     ASSERT_LE(p.ledger().bytes(), p.ledger().budget());
     const DeviceStats ds = rt_->device.stats();
@@ -170,19 +177,22 @@ class RandomRun {
     uint64_t live = 0;
     for (ClaimId id : ids_) {
       const Claim* c = ctl().claim(id);
+      if (c == nullptr) continue;  // ended and erased after its retention
       ASSERT_TRUE(reachable(seen_[id], c->state))
           << claim_state_name(seen_[id]) << " -> " << claim_state_name(c->state);
       seen_[id] = c->state;
       live += claim_state_terminal(c->state) ? 0 : 1;
       if (c->state == ClaimState::kStageReady || c->state == ClaimState::kTransferring) {
-        ASSERT_TRUE(rt_->provider.ready(id));
+        ASSERT_TRUE(rt_->stack.provider().ready(id));
       }
     }
     ASSERT_EQ(ctl().stats().live, live);
+    // Only ended claims are erased, and no more of them are kept than the retention allows.
+    ASSERT_LE(ctl().held_claims(), live + ctl().config().retain_claims);
   }
 
   std::mt19937_64 rng_;
-  std::unique_ptr<SimRuntime> rt_;
+  std::unique_ptr<SimStack> rt_;
   std::map<ObjectKey, uint64_t> sizes_;
   std::vector<ClaimId> ids_;
   std::map<ClaimId, ClaimState> seen_;

@@ -4,14 +4,14 @@
 
 #include <cerrno>
 
-#include "sim/sim_runtime.h"
+#include "stack/sim_stack.h"
 
 namespace tempo {
 namespace {
 
 // Device: 10,000 B fast tier, 1000 B/s, 2 slots, no latency; budget 5000 B.
-SimRuntimeConfig small(const char* policy) {
-  SimRuntimeConfig c;
+SimStackConfig small(const char* policy) {
+  SimStackConfig c;
   c.device = SimDeviceConfig{10'000, 1000.0, 2, 0, 200.0, "lru"};
   c.provider = ProviderConfig{5000, 1000.0, 1000.0, 2 * kNsPerSec, 0};
   c.controller = ControllerConfig{*parse_policy(policy), 50 * kNsPerMs};
@@ -20,8 +20,11 @@ SimRuntimeConfig small(const char* policy) {
 
 class ControllerTest : public ::testing::Test {
  protected:
-  void make(const char* policy) {
-    rt = std::make_unique<SimRuntime>(small(policy));
+  void make(const char* policy, TimeNs retain_ns = 10 * kNsPerSec, uint64_t retain = 1024) {
+    SimStackConfig c = small(policy);
+    c.controller.retain_ns = retain_ns;
+    c.controller.retain_claims = retain;
+    rt = std::make_unique<SimStack>(c);
     for (ObjectKey k = 1; k <= 40; ++k) rt->device.add_object(k, 100);
   }
   static Manifest objs(ObjectKey first, ObjectKey count) {
@@ -31,24 +34,24 @@ class ControllerTest : public ::testing::Test {
   }
   ClaimId report(const Manifest& m, TimeNs ttu) {
     ClaimId id = 0;
-    EXPECT_EQ(rt->controller.report(m, ttu, &id), 0);
+    EXPECT_EQ(rt->stack.controller().report(m, ttu, &id), 0);
     return id;
   }
-  ClaimState state(ClaimId id) { return rt->controller.claim(id)->state; }
-  Controller& ctl() { return rt->controller; }
-  std::unique_ptr<SimRuntime> rt;
+  ClaimState state(ClaimId id) { return rt->stack.controller().claim(id)->state; }
+  Controller& ctl() { return rt->stack.controller(); }
+  std::unique_ptr<SimStack> rt;
 };
 
 TEST_F(ControllerTest, DemandCommitsOnlyWhenRetrievalIsRequested) {
   make("demand");
   const ClaimId a = report(objs(1, 5), 0);
-  rt->events.run_until(kNsPerSec);
+  rt->driver.events().run_until(kNsPerSec);
   EXPECT_EQ(state(a), ClaimState::kPlanned);
   RetrievalOutcome out{};
   ASSERT_EQ(ctl().request_retrieval(a, &out), 0);
   EXPECT_EQ(out, RetrievalOutcome::kWait);
   EXPECT_EQ(state(a), ClaimState::kStaging);
-  rt->events.run_all();
+  rt->driver.events().run_all();
   EXPECT_EQ(state(a), ClaimState::kStageReady);
   // 500 B in two slots at 1000 B/s from t = 1 s.
   EXPECT_EQ(ctl().claim(a)->timing.ready, 1500 * kNsPerMs);
@@ -82,9 +85,9 @@ TEST_F(ControllerTest, TempoCommitsWhenLaxityReachesZero) {
   // 500 B alone on an idle device: TTR 0.5 s. TTU 2 s: laxity 1.5 s.
   const ClaimId a = report(objs(1, 5), 2 * kNsPerSec);
   EXPECT_EQ(*ctl().laxity(a), 1500 * kNsPerMs);
-  rt->events.run_until(1 * kNsPerSec);
+  rt->driver.events().run_until(1 * kNsPerSec);
   EXPECT_EQ(*ctl().laxity(a), 500 * kNsPerMs);  // TTU adjusted for elapsed time
-  rt->events.run_all();
+  rt->driver.events().run_all();
   // The 50 ms tick first sees laxity <= 0 at t = 1.5 s; staging then ends at 2.0 s.
   EXPECT_EQ(ctl().claim(a)->timing.committed, 1500 * kNsPerMs);
   EXPECT_EQ(ctl().claim(a)->timing.ready, 2 * kNsPerSec);
@@ -98,7 +101,7 @@ TEST_F(ControllerTest, CommitmentOrderCanDifferFromRequestOrder) {
   const ClaimId second = report(objs(3, 38), 6 * kNsPerSec);
   const ClaimId order[] = {first, second};
   ctl().update_order(order);
-  rt->events.run_all();
+  rt->driver.events().run_all();
   EXPECT_EQ(ctl().claim(second)->timing.committed, 2200 * kNsPerMs);
   // The second's staging brought the first's objects in by 2.4 s: TTR 0, so the first
   // commits only when its TTU runs out, already stage-ready.
@@ -121,7 +124,7 @@ TEST_F(ControllerTest, CapacityBlockedClaimDoesNotBlockALaterOne) {
   EXPECT_EQ(state(too_big), ClaimState::kPlanned);
   EXPECT_TRUE(ctl().claim(too_big)->deferred);
   EXPECT_EQ(state(fits), ClaimState::kStaging);
-  EXPECT_EQ(rt->provider.ledger().bytes(), 4900u);
+  EXPECT_EQ(rt->stack.provider().ledger().bytes(), 4900u);
 }
 
 TEST_F(ControllerTest, OrdinaryPathIsFinalAndNeverCommits) {
@@ -136,10 +139,10 @@ TEST_F(ControllerTest, OrdinaryPathIsFinalAndNeverCommits) {
   ASSERT_EQ(ctl().request_retrieval(late, &out), 0);
   EXPECT_EQ(out, RetrievalOutcome::kOrdinary);
   EXPECT_EQ(state(late), ClaimState::kOrdinary);
-  rt->events.run_all();
+  rt->driver.events().run_all();
   ctl().begin_transfer(big);
   ctl().end_transfer(big);  // capacity is back...
-  EXPECT_EQ(rt->provider.ledger().bytes(), 0u);
+  EXPECT_EQ(rt->stack.provider().ledger().bytes(), 0u);
   EXPECT_EQ(state(late), ClaimState::kOrdinary);  // ...but the ordinary choice stands
   EXPECT_EQ(ctl().revise(late, 0), -EINVAL);
   EXPECT_EQ(ctl().request_retrieval(late, &out), 0);
@@ -151,28 +154,28 @@ TEST_F(ControllerTest, OrdinaryPathIsFinalAndNeverCommits) {
 TEST_F(ControllerTest, CancelOfCommittedClaimHoldsProtectionUntilStagingEnds) {
   make("immediate");
   const ClaimId a = report(objs(1, 10), 0);  // 1000 B: ready at 1 s
-  rt->events.run_until(200 * kNsPerMs);
+  rt->driver.events().run_until(200 * kNsPerMs);
   ASSERT_EQ(ctl().cancel(a), 0);
   EXPECT_EQ(state(a), ClaimState::kStaging);
-  EXPECT_EQ(rt->provider.ledger().bytes(), 1000u);
+  EXPECT_EQ(rt->stack.provider().ledger().bytes(), 1000u);
   EXPECT_EQ(ctl().cancel(a), -EALREADY);
-  rt->events.run_all();
+  rt->driver.events().run_all();
   EXPECT_EQ(state(a), ClaimState::kCancelled);
   EXPECT_EQ(ctl().claim(a)->timing.ended, kNsPerSec);
-  EXPECT_EQ(rt->provider.ledger().bytes(), 0u);
+  EXPECT_EQ(rt->stack.provider().ledger().bytes(), 0u);
   EXPECT_EQ(rt->device.stats().pins, 0u);
 }
 
 TEST_F(ControllerTest, CancelDuringTransferReleasesAtTransferEnd) {
   make("immediate");
   const ClaimId a = report(objs(1, 2), 0);
-  rt->events.run_all();
+  rt->driver.events().run_all();
   ASSERT_EQ(ctl().begin_transfer(a), 0);
   ASSERT_EQ(ctl().cancel(a), 0);
-  EXPECT_EQ(rt->provider.ledger().bytes(), 200u);
+  EXPECT_EQ(rt->stack.provider().ledger().bytes(), 200u);
   ASSERT_EQ(ctl().end_transfer(a), 0);
   EXPECT_EQ(state(a), ClaimState::kCancelled);
-  EXPECT_EQ(rt->provider.ledger().bytes(), 0u);
+  EXPECT_EQ(rt->stack.provider().ledger().bytes(), 0u);
 }
 
 TEST_F(ControllerTest, FullLifecycleAndMisuse) {
@@ -180,7 +183,7 @@ TEST_F(ControllerTest, FullLifecycleAndMisuse) {
   const ClaimId a = report(objs(1, 2), 0);
   RetrievalOutcome out{};
   EXPECT_EQ(ctl().begin_transfer(a), -EAGAIN);  // still staging
-  rt->events.run_all();
+  rt->driver.events().run_all();
   ASSERT_EQ(ctl().request_retrieval(a, &out), 0);
   EXPECT_EQ(out, RetrievalOutcome::kReady);
   ASSERT_EQ(ctl().begin_transfer(a), 0);
@@ -214,10 +217,10 @@ TEST_F(ControllerTest, StagingFailureFailsOverToTheOrdinaryPath) {
   make("immediate");
   rt->device.inject_stage_error(2, -EIO);
   const ClaimId a = report(objs(1, 3), 0);
-  rt->events.run_all();
+  rt->driver.events().run_all();
   EXPECT_EQ(state(a), ClaimState::kOrdinary);
   EXPECT_EQ(ctl().claim(a)->error, -EIO);
-  EXPECT_EQ(rt->provider.ledger().bytes(), 0u);
+  EXPECT_EQ(rt->stack.provider().ledger().bytes(), 0u);
   EXPECT_EQ(rt->device.stats().pins, 0u);
   RetrievalOutcome out{};
   ASSERT_EQ(ctl().request_retrieval(a, &out), 0);
@@ -240,6 +243,65 @@ TEST_F(ControllerTest, TempoStaticIgnoresTheBacklog) {
   const ClaimId a = report(objs(31, 5), 2 * kNsPerSec);
   EXPECT_EQ(state(a), ClaimState::kPlanned);
   EXPECT_EQ(*ctl().laxity(a), 1500 * kNsPerMs);
+}
+
+TEST_F(ControllerTest, EndedClaimsAreErasedOnceTheirRetentionWindowPasses) {
+  make("demand", kNsPerSec);
+  const ClaimId a = report(objs(1, 2), 0);
+  const ClaimId b = report(objs(3, 2), 0);
+  ASSERT_EQ(ctl().cancel(a), 0);
+  rt->driver.events().run_until(600 * kNsPerMs);
+  ASSERT_EQ(ctl().cancel(b), 0);
+  rt->driver.events().run_until(1100 * kNsPerMs);
+  EXPECT_EQ(ctl().held_claims(), 2u);  // nothing erases until the next report or pass
+  const ClaimId c = report(objs(5, 2), 0);
+  EXPECT_EQ(ctl().claim(a), nullptr);  // ended at 0: past its 1 s
+  ASSERT_NE(ctl().claim(b), nullptr);  // ended at 0.6 s: still held
+  EXPECT_EQ(state(b), ClaimState::kCancelled);
+  EXPECT_EQ(ctl().held_claims(), 2u);      // b and c
+  EXPECT_EQ(ctl().stats().cancelled, 2u);  // counters keep what was erased
+  EXPECT_EQ(ctl().revise(a, 0), -ENOENT);  // an erased claim is unknown
+  const ClaimId order[] = {a, c};          // ... but ordering it is harmless
+  EXPECT_EQ(ctl().update_order(order), 0);
+  const ClaimId never[] = {c + 1};
+  EXPECT_EQ(ctl().update_order(never), -ENOENT);
+}
+
+TEST_F(ControllerTest, AtMostTheRetentionCountOfEndedClaimsIsHeld) {
+  make("demand", 3600 * kNsPerSec, 3);
+  std::vector<ClaimId> ids;
+  for (int i = 0; i < 10; ++i) {
+    ids.push_back(report(objs(1, 4), 0));
+    ASSERT_EQ(ctl().cancel(ids.back()), 0);
+  }
+  // The tenth report erased down to 3 ended claims (before the tenth ended), then it ended.
+  EXPECT_EQ(ctl().held_claims(), 4u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(ctl().claim(ids[i]), nullptr) << i;
+  for (int i = 6; i < 10; ++i) EXPECT_EQ(state(ids[i]), ClaimState::kCancelled) << i;
+  // Under churn the book stays at live + retention, however many claims come and go.
+  std::vector<ClaimId> live;
+  for (int i = 0; i < 10'000; ++i) {
+    live.push_back(report(objs(1 + i % 30, 4), 3600 * kNsPerSec));
+    if (live.size() > 50) {
+      ASSERT_EQ(ctl().cancel(live.front()), 0);
+      live.erase(live.begin());
+    }
+    ASSERT_LE(ctl().held_claims(), live.size() + 3 + 1);
+  }
+  EXPECT_EQ(ctl().stats().live, 50u);
+}
+
+TEST_F(ControllerTest, EndedClaimsStopAgeingTheirTtu) {
+  make("demand");
+  const ClaimId a = report(objs(1, 2), 5 * kNsPerSec);
+  rt->driver.events().run_until(kNsPerSec);
+  ASSERT_EQ(rt->stack.cancel(a), 0);
+  rt->driver.events().run_until(3 * kNsPerSec);
+  ClaimView v;
+  ASSERT_EQ(rt->stack.query(a, &v), 0);
+  EXPECT_EQ(v.ttu, 4 * kNsPerSec);  // as it stood when it ended at 1 s
+  EXPECT_FALSE(v.laxity);
+  EXPECT_FALSE(v.ttr);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <vector>
 
+#include "core/event_queue.h"
+
 namespace tempo {
 namespace {
 

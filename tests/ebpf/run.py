@@ -455,7 +455,7 @@ URING_ARGS = ["60", "2", "20"]  # requests, ms between reports, TTU in ms
 
 
 def test_uring_replay(build, binary):
-    """tests/ebpf/uring_replay.cc: a real-time replay on the uring device (RuntimeLoop over
+    """tests/ebpf/uring_replay.cc: a real-time replay on the uring device (a Context over
     UringDevice, O_DIRECT staging); every tool and script against its own counters."""
     print(f"== tools and bpftrace vs. uring_replay ({' '.join(URING_ARGS)}: real time, uring)")
     store = os.path.join(build, "uring-replay-store")

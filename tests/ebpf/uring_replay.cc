@@ -1,7 +1,7 @@
 // uring_replay: a small replay on the `uring` device in real time, for the eBPF tests and the
 // overhead bench. It fills an object store with prefix-chained chunk objects, then serves a
-// stream of requests through RuntimeLoop (controller + provider over UringDevice, wall
-// clock): each request reports a claim, and TTU later asks for retrieval (all claims due by
+// stream of requests through a Context (the Stack over UringDevice on its threaded driver,
+// wall clock): each request reports a claim, and TTU later asks for retrieval (all claims due by
 // then at once), waits for readiness (or reads through the ordinary path), copies the
 // resident bytes as a GPU transfer would and ends the transfer. A tight protected-capacity budget
 // makes some commits wait (deferrals) and some claims take the ordinary path. It prints its own
@@ -26,7 +26,7 @@
 
 #include "controller/commit_policy.h"
 #include "core/clock.h"
-#include "runtime_loop/runtime_loop.h"
+#include "stack/context.h"
 #include "store/object_store.h"
 #include "uring/uring_device.h"
 
@@ -75,12 +75,13 @@ int fill_store(tempo::ObjectStore& store) {
 // Retrieval is requested for every claim of `batch` first (as a scheduler admitting several
 // requests at once would), then each is waited for, copied out and ended, or read through
 // the ordinary path: claims that find no protected capacity at request time go ordinary.
-void retrieve(tempo::RuntimeLoop& loop, const std::vector<ClaimId>& batch,
-              std::vector<std::byte>& gpu, Counters& c) {
+void retrieve(tempo::Context& loop, const std::vector<ClaimId>& batch, std::vector<std::byte>& gpu,
+              Counters& c) {
   std::vector<RetrievalOutcome> outcome(batch.size());
   std::vector<bool> ok(batch.size(), true);
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (loop.request_retrieval(batch[i], &outcome[i]) < 0) {
+    if (loop.call([&](tempo::Stack& s) { return s.request_retrieval(batch[i], &outcome[i]); }) <
+        0) {
       ++c.errors;
       ok[i] = false;
     }
@@ -105,7 +106,8 @@ void retrieve(tempo::RuntimeLoop& loop, const std::vector<ClaimId>& batch,
       continue;
     }
     std::vector<std::span<const std::byte>> extents;
-    if (loop.begin_transfer(id) < 0 || loop.retrieval_extents(id, &extents) < 0) {
+    if (loop.call([&](tempo::Stack& s) { return s.begin_transfer(id); }) < 0 ||
+        loop.call([&](tempo::Stack& s) { return s.extents(id, &extents); }) < 0) {
       ++c.errors;
       continue;
     }
@@ -114,7 +116,7 @@ void retrieve(tempo::RuntimeLoop& loop, const std::vector<ClaimId>& batch,
       std::memcpy(gpu.data() + copied, e.data(), e.size());
       copied += e.size();
     }
-    if (loop.end_transfer(id) < 0) ++c.errors;
+    if (loop.call([&](tempo::Stack& s) { return s.end_transfer(id); }) < 0) ++c.errors;
     ++c.transfers;
     c.transfer_bytes += copied;
   }
@@ -151,13 +153,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "uring_replay: device: %s\n", err.c_str());
     return 1;
   }
-  tempo::RuntimeLoopConfig lc;
+  tempo::StackConfig lc;
   lc.controller.policy = *tempo::parse_policy("tempo");
   lc.provider.budget_bytes = kBudgetBytes;
   lc.provider.calibration_rate_bps = 1.0 * (1ull << 30);
-  std::unique_ptr<tempo::RuntimeLoop> loop;
-  if (const int r = tempo::RuntimeLoop::create(*dev, lc, &loop, &err); r < 0) {
-    std::fprintf(stderr, "uring_replay: runtime loop: %s\n", err.c_str());
+  std::unique_ptr<tempo::Context> loop;
+  if (const int r = tempo::Context::create(*dev, lc, &loop, &err); r < 0) {
+    std::fprintf(stderr, "uring_replay: context: %s\n", err.c_str());
     return 1;
   }
 
@@ -187,7 +189,9 @@ int main(int argc, char** argv) {
     sleep_until(report_at);
     ClaimId id = 0;
     ++c.requests;
-    if (loop->report(manifest_of(static_cast<uint64_t>(i)), ttu_ms * kNsPerMs, &id) < 0) {
+    if (loop->call([&](tempo::Stack& s) {
+          return s.report(manifest_of(static_cast<uint64_t>(i)), ttu_ms * kNsPerMs, &id);
+        }) < 0) {
       ++c.errors;
       continue;
     }
@@ -199,10 +203,10 @@ int main(int argc, char** argv) {
   }
   retrieve_due(std::numeric_limits<TimeNs>::max());
   const double wall_s = static_cast<double>(clock.now() - start) / 1e9;
-  const tempo::ControllerStats cs = loop->controller_stats();
-  const tempo::ProviderStats ps = loop->provider_stats();
-  const tempo::DeviceStats ds = dev->stats();
-  const tempo::LoopAccounting acc = loop->accounting();
+  const tempo::StackStats all = loop->call([&](tempo::Stack& s) { return s.stats(); });
+  const tempo::ControllerStats& cs = all.controller;
+  const tempo::ProviderStats& ps = all.provider;
+  const tempo::DeviceStats& ds = all.device_stats;
   loop.reset();
 
   std::printf(
@@ -223,6 +227,6 @@ int main(int argc, char** argv) {
       (unsigned long long)ps.stage_completed, (unsigned long long)ps.stage_failed,
       (unsigned long long)ps.staged_bytes, (unsigned long long)ds.staged_bytes,
       (unsigned long long)ds.demand_bytes, (unsigned long long)ds.evictions,
-      (unsigned long long)acc.ledger_bytes, wall_s, static_cast<double>(c.requests) / wall_s);
+      (unsigned long long)ps.ledger_bytes, wall_s, static_cast<double>(c.requests) / wall_s);
   return c.errors ? 1 : 0;
 }

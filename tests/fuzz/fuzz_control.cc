@@ -12,22 +12,23 @@
 #include <string_view>
 
 #include "control/control_server.h"
-#include "instance/instance.h"
+#include "stack/context.h"
 
 namespace {
 
-tempo::Instance& instance() {
-  static std::unique_ptr<tempo::Instance> in = [] {
+tempo::Context& instance() {
+  static std::unique_ptr<tempo::Context> in = [] {
     tempo::Settings s;
     std::string err;
-    int e = 0;
-    auto i = tempo::make_instance(s, &e, &err);
-    if (!i) __builtin_trap();
+    std::unique_ptr<tempo::Context> c;
+    if (tempo::Context::create(s, &c, &err) != 0) __builtin_trap();
     const tempo::KvObject o{1, 4096};
     tempo::ClaimId id = 0;
-    if (i->sim_add_objects({&o, 1}) != 0 || i->report({o}, tempo::kNsPerSec, &id) != 0)
+    const tempo::Manifest m{o};
+    if (c->sim_add_objects({&o, 1}) != 0 ||
+        c->call([&](tempo::Stack& st) { return st.report(m, tempo::kNsPerSec, &id); }) != 0)
       __builtin_trap();
-    return i;
+    return c;
   }();
   return *in;
 }

@@ -20,8 +20,8 @@ struct FixedCosts final : StepCosts {
 
 // Device: 1000 B/s staging in 2 slots, no latency, demand reads at 100 B/s; 10 KB fast
 // tier, 5 KB budget.
-SimRuntimeConfig stack() {
-  SimRuntimeConfig c;
+SimStackConfig stack() {
+  SimStackConfig c;
   c.device = SimDeviceConfig{10'000, 1000.0, 2, 0, 100.0, "lru"};
   c.provider = ProviderConfig{5000, 1000.0, 1000.0, 2 * kNsPerSec, 0};
   return c;
@@ -40,7 +40,7 @@ ReplayRequest request(uint64_t id, TimeNs arrival, uint64_t first_key, int chunk
   return r;
 }
 
-RunResult run(const ReplayWorkload& w, const char* policy, SimRuntimeConfig s = stack()) {
+RunResult run(const ReplayWorkload& w, const char* policy, SimStackConfig s = stack()) {
   FixedCosts costs;
   return run_serving(w, s, EngineConfig{policy, 4, 128}, costs);
 }
@@ -136,7 +136,7 @@ TEST(ServingEngine, TwoRequestsSharingAPrefixStageItOnce) {
 }
 
 TEST(ServingEngine, CapacityStarvedClaimTakesTheOrdinaryPath) {
-  SimRuntimeConfig s = stack();
+  SimStackConfig s = stack();
   s.provider.budget_bytes = 400;  // the 500 B claim can never be protected
   const RunResult r = run(one_request(), "tempo", s);
   const RequestRecord& q = r.requests.at(0);

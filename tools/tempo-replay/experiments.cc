@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "report.h"
+#include "serving_stack.h"
 #include "study/exec_model_costs.h"
-#include "uring_stack.h"
 
 namespace tempo {
 
@@ -70,7 +70,7 @@ RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy
   p.static_rate_bps = s.uring_calibration_bps;
   ControllerConfig c = s.stack.controller;
   if (policy != "dax-l1") c.policy = *parse_policy(policy);
-  UringServingStack st(*l.uring, p, c);
+  UringServingStack st(*l.uring, StackConfig{p, c});
   return run_serving(l.workload, st, e, *l.costs);
 }
 
@@ -131,22 +131,23 @@ int fig1(const ReplaySetup& s, std::string* error) {
   std::ofstream f(dir + "/fig1.csv");
   f << "lead_s,first_token_s,protected_gib_s,footprint_gib\n";
   for (double lead : {0.0, 0.25, 0.5, 1.0, 2.0, 4.0}) {
-    SimRuntimeConfig c = s.stack;
+    SimStackConfig c = s.stack;
     c.controller.policy = *parse_policy("immediate");
-    SimRuntime rt(c);
+    SimStack rt(c);
+    EventQueue& events = rt.driver.events();
     Manifest m;
     for (uint64_t k = 1; k <= kTokens / 256; ++k) {
       rt.device.add_object(k, chunk_bytes);
       m.push_back({k, chunk_bytes});
     }
     ClaimId id = 0;
-    rt.controller.report(m, sec_to_ns(lead), &id);  // staging starts `lead` before submission
-    rt.events.run_until(sec_to_ns(lead));
-    const double byte_time = rt.provider.ledger().byte_seconds(rt.clock.now());
+    rt.stack.report(m, sec_to_ns(lead), &id);  // staging starts `lead` before submission
+    events.run_until(sec_to_ns(lead));
+    const double byte_time = rt.stack.stats().provider.ledger_byte_seconds;
     RetrievalOutcome out{};
-    rt.controller.request_retrieval(id, &out);
-    while (rt.controller.claim(id)->state == ClaimState::kStaging) rt.events.run_next();
-    const TimeNs ready = std::max(rt.clock.now(), sec_to_ns(lead));
+    rt.stack.request_retrieval(id, &out);
+    while (rt.stack.readiness(id, &out) == -EAGAIN) events.run_next();
+    const TimeNs ready = std::max(rt.driver.now(), sec_to_ns(lead));
     const TimeNs first =
         ready + costs.retrieval_time(manifest_bytes(m)) + costs.prefill_time(kQuestion, kTokens);
     f << lead << "," << ns_to_sec(first - sec_to_ns(lead)) << "," << byte_time / double(kGiB) << ","
@@ -168,9 +169,10 @@ int fig2(const ReplaySetup& s, std::string* error) {
   for (double predecessor : {0.5, 4.0}) {
     for (uint64_t footprint : {8, 12}) {
       for (uint64_t backlog_ops : {0, 4}) {
-        SimRuntimeConfig c = s.stack;
+        SimStackConfig c = s.stack;
         c.controller.policy = *parse_policy("queue-1");
-        SimRuntime rt(c);
+        SimStack rt(c);
+        EventQueue& events = rt.driver.events();
         ObjectKey next = 1;
         auto claim_of = [&](uint64_t gib) {
           Manifest m;
@@ -183,15 +185,18 @@ int fig2(const ReplaySetup& s, std::string* error) {
         for (uint64_t i = 0; i < backlog_ops; ++i) {
           ClaimId b = 0;
           RetrievalOutcome out{};
-          rt.controller.report(claim_of(8), 0, &b);
-          rt.controller.request_retrieval(b, &out);  // committed operations ahead
+          rt.stack.report(claim_of(8), 0, &b);
+          rt.stack.request_retrieval(b, &out);  // committed operations ahead
         }
         ClaimId target = 0;
-        rt.controller.report(claim_of(footprint), sec_to_ns(predecessor), &target);
+        rt.stack.report(claim_of(footprint), sec_to_ns(predecessor), &target);
         const ClaimId order[] = {target};
-        rt.controller.update_order(order);  // the sole waiter: rank one, commits now
-        while (rt.controller.claim(target)->state != ClaimState::kStageReady) rt.events.run_next();
-        const double x = ns_to_sec(rt.controller.claim(target)->timing.ready);
+        rt.stack.update_order(order);  // the sole waiter: rank one, commits now
+        RetrievalOutcome out{};
+        while (rt.stack.readiness(target, &out) == -EAGAIN) events.run_next();
+        ClaimView v;
+        rt.stack.query(target, &v);
+        const double x = ns_to_sec(v.timing.ready);
         f << predecessor << "," << footprint << "," << backlog_ops * 8 << "," << x << ","
           << predecessor - x << "\n";
       }

@@ -15,7 +15,7 @@ namespace tempo {
 struct ReplaySetup {
   std::string model = "llama-3.1-8b-instruct";
   std::string gpu = "h100-pcie-80gb";
-  SimRuntimeConfig stack;  // device, budget, controller tick
+  SimStackConfig stack;  // device, budget, controller tick
   EngineConfig engine;
   WorkloadSpec workload;
   double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)

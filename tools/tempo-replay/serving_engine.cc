@@ -35,7 +35,7 @@ void rebase(RequestRecord* r, TimeNs start) {
     if (*t >= 0) *t -= start;
 }
 
-class Engine final : public ControllerObserver {
+class Engine final : public StackObserver {
  public:
   Engine(const ReplayWorkload& w, ServingStack& stack, const EngineConfig& cfg,
          const StepCosts& costs)
@@ -46,7 +46,6 @@ class Engine final : public ControllerObserver {
                                   std::string(policy_names_help()) + ", dax-l1");
     if (cfg.max_active == 0 || cfg.generation_limit == 0)
       throw std::invalid_argument("max_active and generation_limit must be positive");
-    st_.controller().set_observer(this);
     std::string error;
     for (const KvObject& o : w.preloaded)
       if (st_.preload(o, &error) != 0) throw std::invalid_argument("preload: " + error);
@@ -61,29 +60,37 @@ class Engine final : public ControllerObserver {
 
   RunResult run() {
     // Arrivals are relative to the start of the run; records are reported relative to it.
-    const TimeNs start = st_.scheduler().now();
-    for (size_t i = 0; i < live_.size(); ++i) {
-      live_[i].rec.timing.arrival = start + live_[i].req->arrival;
-      st_.scheduler().schedule_at(live_[i].rec.timing.arrival, [this, i] { arrive(i); });
-    }
+    TimeNs start = 0;
+    st_.driver().call([&] {
+      st_.stack().set_observer(this);
+      start = now();
+      for (size_t i = 0; i < live_.size(); ++i) {
+        live_[i].rec.timing.arrival = start + live_[i].req->arrival;
+        st_.driver().schedule_at(live_[i].rec.timing.arrival, [this, i] { arrive(i); });
+      }
+    });
     st_.run([this] { return finished_ == live_.size(); });
-    st_.controller().set_observer(nullptr);
+    RunResult r;
+    st_.driver().call([&] {
+      st_.stack().set_observer(nullptr);
+      r = results(start);
+    });
+    return r;
+  }
+
+  RunResult results(TimeNs start) {
     RunResult r;
     r.policy = cfg_.policy;
     std::vector<RequestTiming> timings;
     for (Live& l : live_) {
       if (l.phase != Phase::kDone) throw std::logic_error("replay: a request never finished");
-      if (l.claim) {
-        const Claim* c = st_.controller().claim(l.claim);
-        l.rec.claim = c->timing;
-        l.rec.deferrals = c->deferrals;
-      }
       rebase(&l.rec, start);
       timings.push_back(l.rec.timing);
       r.requests.push_back(l.rec);
     }
-    const ControllerStats cs = st_.controller().stats();
-    const ProviderStats ps = st_.provider().stats();
+    const StackStats stats = st_.stack().stats();
+    const ControllerStats& cs = stats.controller;
+    const ProviderStats& ps = stats.provider;
     r.ledger_byte_seconds = ps.ledger_byte_seconds;
     r.summary = summarize(timings, r.ledger_byte_seconds);
     r.capacity_deferrals = cs.capacity_deferrals;
@@ -91,9 +98,9 @@ class Engine final : public ControllerObserver {
     r.ordinary_claims = cs.ordinary;
     r.end_time = now() - start;
     r.staged_bytes = ps.staged_bytes;
-    r.demand_bytes = st_.device().stats().demand_bytes;
+    r.demand_bytes = stats.device_stats.demand_bytes;
     r.copied_bytes = copied_bytes_;
-    if (ps.ledger_bytes != 0 || st_.device().stats().pins != 0)
+    if (ps.ledger_bytes != 0 || stats.device_stats.pins != 0)
       throw std::logic_error("replay: protection leaked past the run");
     return r;
   }
@@ -108,18 +115,29 @@ class Engine final : public ControllerObserver {
 
   void on_claim_ordinary(ClaimId id) override {
     auto it = by_claim_.find(id);
-    if (it != by_claim_.end() && live_[it->second].phase == Phase::kAwaitKv)
-      read_ordinary(live_[it->second], RetrievalPath::kOrdinary);
+    if (it == by_claim_.end()) return;
+    Live& l = live_[it->second];
+    record_claim(l);
+    if (l.phase == Phase::kAwaitKv) read_ordinary(l, RetrievalPath::kOrdinary);
   }
 
  private:
-  TimeNs now() const { return st_.scheduler().now(); }
+  TimeNs now() const { return st_.driver().now(); }
+
+  // Keeps the claim's timing once it ended (the stack erases ended claims after a while).
+  void record_claim(Live& l) {
+    ClaimView v;
+    if (st_.stack().query(l.claim, &v) != 0)
+      throw std::logic_error("replay: an ended claim was already erased");
+    l.rec.claim = v.timing;
+    l.rec.deferrals = v.deferrals;
+  }
 
   void arrive(size_t i) {
     Live& l = live_[i];
     // Prefix lookup: the longest run of leading chunks the SSD tier holds.
     for (const KvObject& o : l.req->prefix_chunks) {
-      if (st_.device().object_size(o.key) < 0) break;
+      if (st_.stack().object_size(o.key) < 0) break;
       l.hit.push_back(o);
       l.keys.push_back(o.key);
       l.rec.kv_bytes += o.bytes;
@@ -166,21 +184,28 @@ class Engine final : public ControllerObserver {
     if (l.hit.empty()) return kv_available(l);
     if (dax_) return read_ordinary(l, RetrievalPath::kDaxL1);
     RetrievalOutcome out{};
-    const int r = st_.controller().request_retrieval(l.claim, &out);
+    const int r = st_.stack().request_retrieval(l.claim, &out);
     if (r != 0) throw std::logic_error("replay: retrieval request refused: " + std::to_string(r));
     l.rec.path = RetrievalPath::kStaged;
     if (out == RetrievalOutcome::kReady) return kv_available(l);
-    if (out == RetrievalOutcome::kOrdinary) return read_ordinary(l, RetrievalPath::kOrdinary);
+    if (out == RetrievalOutcome::kOrdinary) {
+      record_claim(l);
+      return read_ordinary(l, RetrievalPath::kOrdinary);
+    }
   }
 
-  // The ordinary path: the device's memory path fetches what is not resident from SSD.
+  // The ordinary path: the claim's ordinary read (or the dax-l1 baseline's device reads)
+  // fetches what is not resident from SSD.
   void read_ordinary(Live& l, RetrievalPath path) {
     l.rec.path = path;
     Live* lp = &l;
-    const int r = st_.read_ordinary(l.keys, path == RetrievalPath::kDaxL1, [this, lp](int st) {
+    auto done = [this, lp](int st) {
       if (st != 0) throw std::logic_error("replay: demand read failed");
       kv_available(*lp);
-    });
+    };
+    const int r = path == RetrievalPath::kDaxL1
+                      ? st_.read_dax_l1(l.keys, std::move(done))
+                      : st_.stack().ordinary_read(l.claim, std::move(done));
     if (r != 0) throw std::logic_error("replay: demand read refused: " + std::to_string(r));
   }
 
@@ -198,19 +223,21 @@ class Engine final : public ControllerObserver {
       TimeNs dur = 0;
       if (l.rec.kv_bytes > 0) {
         if (l.rec.path == RetrievalPath::kStaged) {
-          if (st_.controller().begin_transfer(l.claim) != 0)
+          if (st_.stack().begin_transfer(l.claim) != 0)
             throw std::logic_error("replay: transfer of a claim that is not stage-ready");
-          copied_bytes_ += st_.copy_out(l.keys);
+          copied_bytes_ += st_.copy_out(l.claim);
         }
         dur = costs_.retrieval_time(l.rec.kv_bytes * cfg_.byte_scale);
       }
-      st_.scheduler().schedule_after(dur, [this, &l] {
+      st_.driver().schedule_after(dur, [this, &l] {
         l.rec.retrieval_end = now();
         l.retrieved = true;
-        if (l.rec.kv_bytes > 0 && l.rec.path == RetrievalPath::kStaged)
-          st_.controller().end_transfer(l.claim);
+        if (l.rec.kv_bytes > 0 && l.rec.path == RetrievalPath::kStaged) {
+          st_.stack().end_transfer(l.claim);
+          record_claim(l);
+        }
         const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
-        st_.scheduler().schedule_after(prefill, [this, &l] {
+        st_.driver().schedule_after(prefill, [this, &l] {
           l.rec.timing.first_token = now();
           l.generated = 1;
           if (l.generated >= l.req->output_tokens)
@@ -230,7 +257,7 @@ class Engine final : public ControllerObserver {
       context += live_[i].req->prompt_tokens + live_[i].generated;
     }
     if (batch.empty()) return end_iteration();
-    st_.scheduler().schedule_after(costs_.decode_step_time(batch.size(), context), [this, batch] {
+    st_.driver().schedule_after(costs_.decode_step_time(batch.size(), context), [this, batch] {
       for (size_t i : batch) {
         Live& l = live_[i];
         if (++l.generated >= l.req->output_tokens) finish(l);
@@ -271,14 +298,13 @@ class Engine final : public ControllerObserver {
       r.ready_in = l.phase == Phase::kAwaitKv ? committed_ready_in(l) : 0;
       running.push_back(r);
     }
-    constexpr ClaimId kUnreported = ~0ull;
     std::vector<WaitingRequest> waiting;
     for (size_t i : waiting_) {
       const Live& l = live_[i];
       WaitingRequest wr;
       wr.uncached_prompt_tokens = l.uncached_tokens;
       wr.cached_prompt_tokens = l.rec.cached_tokens;
-      if (!l.hit.empty()) wr.claim = l.claim ? l.claim : kUnreported - i;
+      if (!l.hit.empty()) wr.claim = l.claim;  // kNoClaim until reported
       wr.retrieval_bytes = l.rec.kv_bytes;
       wr.ready_in = committed_ready_in(l);
       waiting.push_back(wr);
@@ -290,23 +316,24 @@ class Engine final : public ControllerObserver {
     for (const ClaimTtu& t : ttus) {
       Live& l = live_[waiting_[t.queue_position]];
       if (l.claim) {
-        st_.controller().revise(l.claim, t.ttu);
+        st_.stack().revise(l.claim, t.ttu);
         continue;
       }
-      if (st_.controller().report(l.hit, t.ttu, &l.claim) != 0)
+      if (st_.stack().report(l.hit, t.ttu, &l.claim) != 0)
         throw std::logic_error("replay: claim report refused");
       by_claim_[l.claim] = static_cast<size_t>(&l - live_.data());
     }
     std::vector<ClaimId> order;
     for (size_t i : waiting_) order.push_back(live_[i].claim ? live_[i].claim : kNoClaim);
-    st_.controller().update_order(order);
+    st_.stack().update_order(order);
   }
 
+  // How long until a committed, still staging claim is stage-ready (the stack's TTR).
   TimeNs committed_ready_in(const Live& l) {
-    if (!l.claim) return 0;
-    const Claim* c = st_.controller().claim(l.claim);
-    if (c->state != ClaimState::kStaging) return 0;
-    return st_.provider().ttr(l.claim, TtrMode::kStateAware).value_or(0);
+    ClaimView v;
+    if (!l.claim || st_.stack().query(l.claim, &v) != 0 || v.state != ClaimState::kStaging)
+      return 0;
+    return v.ttr.value_or(0);
   }
 
   EngineConfig cfg_;
@@ -334,9 +361,9 @@ RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
   return e.run();
 }
 
-RunResult run_serving(const ReplayWorkload& workload, const SimRuntimeConfig& stack,
+RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
                       const EngineConfig& engine, const StepCosts& costs) {
-  SimRuntimeConfig s = stack;
+  SimStackConfig s = stack;
   if (engine.policy != "dax-l1") {
     auto p = parse_policy(engine.policy);
     if (!p) throw std::invalid_argument("unknown policy '" + engine.policy + "'");

@@ -1,11 +1,12 @@
-// Serving-runtime emulation in virtual time, driving libtempo only through the controller's
-// public surface, as vLLM + LMCache would: requests arrive; prefix lookup finds cached
-// chunks and reports a claim; FCFS admission up to `max_active` sequences; an admitted
-// request requests retrieval (stage-ready claims transfer fast-tier -> GPU, staging claims
-// wait for readiness, uncommitted claims without protection take the ordinary path); then
-// prefill of the uncached tokens, then decode. After every scheduling iteration the TTU
-// estimator projects a scheduler snapshot and the claims are revised and reordered.
-// `dax-l1` bypasses the controller: every retrieval reads through the device's memory path.
+// Serving-runtime emulation, driving libtempo only through the Stack's claim surface (report,
+// revise, order, request retrieval, transfer, ordinary read, query), as vLLM + LMCache would:
+// requests arrive; prefix lookup finds cached chunks and reports a claim; FCFS admission up to
+// `max_active` sequences; an admitted request requests retrieval (stage-ready claims transfer
+// fast-tier -> GPU, staging claims wait for readiness, uncommitted claims without protection take
+// the ordinary path); then prefill of the uncached tokens, then decode. After every scheduling
+// iteration the TTU estimator projects a scheduler snapshot and the claims are revised and
+// reordered. `dax-l1` bypasses the controller: every retrieval reads through the device's memory
+// path.
 #pragma once
 
 #include <memory>
@@ -16,7 +17,7 @@
 #include "replay_request.h"
 #include "runtime/output_length_history.h"
 #include "runtime/step_costs.h"
-#include "sim/sim_runtime.h"
+#include "stack/sim_stack.h"
 
 namespace tempo {
 
@@ -69,7 +70,7 @@ RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
                       const EngineConfig& engine, const StepCosts& costs);
 // The same on a sim stack built from `stack` with the engine's policy; throws
 // std::invalid_argument for an unknown policy.
-RunResult run_serving(const ReplayWorkload& workload, const SimRuntimeConfig& stack,
+RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
                       const EngineConfig& engine, const StepCosts& costs);
 
 }  // namespace tempo

@@ -1,54 +1,114 @@
-// The TempoKV stack a replay serves through: a scheduler for timed work, a device, the
-// provider and the controller. The sim stack runs in virtual time; a real-device stack
-// (uring) runs on the wall clock with the device's completions on the same loop.
+// The TempoKV stack a replay serves through: a Stack (stack/stack.h) on its driver, plus
+// what only a replay needs around it: putting the workload's objects on the SSD tier,
+// running to the end, copying transferred bytes out, and the dax-l1 baseline that reads
+// the device without the controller. The engine drives libtempo only through the Stack's
+// claim surface and the driver's Scheduler.
+//   SimServingStack:   the sim device on the virtual driver (deterministic, virtual time);
+//   UringServingStack: the uring device on the threaded driver (wall clock, real bytes).
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
-#include "controller/controller.h"
 #include "core/object.h"
-#include "core/scheduler.h"
-#include "device/device.h"
-#include "provider/provider.h"
-#include "sim/sim_runtime.h"
+#include "stack/sim_stack.h"
+#include "stack/stack.h"
+#include "stack/threaded_driver.h"
+#include "store/object_store.h"
+#include "study/dax_l1.h"
+#include "uring/uring_device.h"
 
 namespace tempo {
 
 class ServingStack {
  public:
   virtual ~ServingStack() = default;
-  virtual Scheduler& scheduler() = 0;
-  virtual Device& device() = 0;
-  virtual Provider& provider() = 0;
-  virtual Controller& controller() = 0;
+  virtual Driver& driver() = 0;
+  virtual Stack& stack() = 0;
   // Puts an object on the SSD tier before the run. 0, or a negative errno with *error.
   virtual int preload(const KvObject& object, std::string* error) = 0;
-  // Runs timed work and device completions until `done()` holds and nothing is pending.
+  // Runs timed work and device completions until `done()` (evaluated on the driver) holds
+  // and nothing is pending.
   virtual void run(const std::function<bool()>& done) = 0;
-  // The fast-tier-to-GPU copy of a claim's resident objects (real devices move the bytes;
+  // The fast-tier-to-GPU copy of a TRANSFERRING claim (real devices move its extents' bytes;
   // the sim device has none). Returns the bytes copied.
-  virtual uint64_t copy_out(std::span<const ObjectKey> keys);
-  // The ordinary path (`dax_l1`: LMCache's DAX-L1 reading through device memory), done
-  // through `done(status)`. The default is the device's demand_read for both.
-  virtual int read_ordinary(std::span<const ObjectKey> keys, bool dax_l1,
-                            std::function<void(int)> done);
+  virtual uint64_t copy_out(ClaimId claim);
+  // The dax-l1 baseline (LMCache's DAX-L1 reading through device memory), outside any
+  // claim; `done(status)` runs on the driver. The default is the device's demand read.
+  virtual int read_dax_l1(std::span<const ObjectKey> keys, std::function<void(int)> done);
 };
 
 class SimServingStack final : public ServingStack {
  public:
-  explicit SimServingStack(const SimRuntimeConfig& config) : rt_(config) {}
-  Scheduler& scheduler() override { return rt_.events; }
-  Device& device() override { return rt_.device; }
-  Provider& provider() override { return rt_.provider; }
-  Controller& controller() override { return rt_.controller; }
+  explicit SimServingStack(const SimStackConfig& config) : sim_(config) {}
+  Driver& driver() override { return sim_.driver; }
+  Stack& stack() override { return sim_.stack; }
   int preload(const KvObject& object, std::string* error) override;
   void run(const std::function<bool()>& done) override;
 
  private:
-  SimRuntime rt_;
+  SimStack sim_;
 };
+
+struct UringBackendOptions {
+  std::string store_dir;  // created on first use and kept: later runs reuse its objects
+  uint64_t fast_tier_bytes = 0;
+  uint32_t queue_depth = 16;
+  uint32_t request_bytes = 4u << 20;
+  double staging_rate_bps = 0;  // reported by the device's info()
+};
+
+// The store and the device, opened once and shared by the runs of an experiment (mapping and
+// prefaulting a multi-GiB arena per run would dominate); each run starts from an empty
+// fast tier.
+class UringBackend {
+ public:
+  static int create(const UringBackendOptions& options, std::unique_ptr<UringBackend>* out,
+                    std::string* error);
+  ObjectStore& store() { return *store_; }
+  UringDevice& device() { return *device_; }
+
+ private:
+  UringBackend() = default;
+  MonotonicClock clock_;
+  std::unique_ptr<ObjectStore> store_;
+  std::unique_ptr<UringDevice> device_;  // declared after the store it reads
+};
+
+class UringServingStack final : public ServingStack {
+ public:
+  // A run on `backend` (which outlives it): empties the fast tier, then builds the stack on
+  // a threaded driver of its own. Throws std::invalid_argument for an invalid configuration
+  // and std::runtime_error when the driver cannot be set up.
+  UringServingStack(UringBackend& backend, const StackConfig& config);
+  // Stops the driver, then drops the stack (its pins on the shared device).
+  ~UringServingStack() override;
+
+  Driver& driver() override { return *driver_; }
+  Stack& stack() override { return *stack_; }
+  // Writes the object to the store unless the store already holds it at that size. Its
+  // bytes are a function of the key, so any later read can be checked.
+  int preload(const KvObject& object, std::string* error) override;
+  void run(const std::function<bool()>& done) override;
+  uint64_t copy_out(ClaimId claim) override;
+  // Reads every object as a load through device memory would (study/dax_l1.h).
+  int read_dax_l1(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
+
+  uint64_t preloaded_bytes_written() const { return written_; }
+
+ private:
+  UringBackend& backend_;
+  std::unique_ptr<ThreadedDriver> driver_;
+  std::unique_ptr<Stack> stack_;
+  DaxL1Reader dax_l1_;           // driver thread
+  std::vector<std::byte> sink_;  // where copy_out and dax-l1 reads land (driver thread)
+  uint64_t written_ = 0;
+};
+
+// The bytes tempo-replay stores for an object: a pattern derived from its key.
+void fill_object_pattern(ObjectKey key, std::span<std::byte> out);
 
 }  // namespace tempo

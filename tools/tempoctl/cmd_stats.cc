@@ -16,8 +16,8 @@
 namespace tempo::ctl {
 namespace {
 
-// Sends one command line to the control socket and parses the reply line.
-int ask(const std::string& path, const std::string& cmd, json* reply, std::string* error) {
+// Sends one request line to the control socket and parses the reply line.
+int ask(const std::string& path, const json& request, json* reply, std::string* error) {
   sockaddr_un a{};
   if (path.empty() || path.size() >= sizeof(a.sun_path)) {
     *error = "a control socket path of 1 to 107 characters is needed (--socket)";
@@ -35,7 +35,7 @@ int ask(const std::string& path, const std::string& cmd, json* reply, std::strin
                                           : "");
     return -e;
   }
-  const std::string line = json{{"cmd", cmd}}.dump() + "\n";
+  const std::string line = request.dump() + "\n";
   std::string buf;
   int ret = send(fd, line.data(), line.size(), MSG_NOSIGNAL) == ssize_t(line.size()) ? 0 : -EIO;
   while (ret == 0 && buf.find('\n') == std::string::npos) {
@@ -75,6 +75,7 @@ int ask(const std::string& path, const std::string& cmd, json* reply, std::strin
     return -EINVAL;
   }
   // The document asked for: "stats" an object, "claims" an array.
+  const std::string cmd = request.value("cmd", std::string());
   const auto doc = reply->find(cmd);
   if (doc == reply->end() || (cmd == "stats" ? !doc->is_object() : !doc->is_array())) {
     *error = malformed + "'" + cmd + "' is not " + (cmd == "stats" ? "an object" : "an array");
@@ -156,7 +157,8 @@ int cmd_stats(const Args& args) {
     if (stats.is_null()) return fail("stats", error);
   } else {
     json reply;
-    if (ask(args.get("socket"), "stats", &reply, &error) != 0) return fail("stats", error);
+    if (ask(args.get("socket"), json{{"cmd", "stats"}}, &reply, &error) != 0)
+      return fail("stats", error);
     stats = reply["stats"];
   }
   if (args.json()) {
@@ -176,11 +178,24 @@ int cmd_claims(const Args& args) {
   json reply;
   std::string error;
   if (!args.has("socket")) return fail("claims", "--socket=<path> is needed");
-  if (ask(args.get("socket"), "claims", &reply, &error) != 0) return fail("claims", error);
+  const std::string malformed = "malformed reply from '" + args.get("socket") + "': ";
+  json claims = json::array();
+  // Page by page: each reply is bounded, and `next` is where the following page starts.
+  json request{{"cmd", "claims"}};
+  while (true) {
+    if (ask(args.get("socket"), request, &reply, &error) != 0) return fail("claims", error);
+    for (const json& c : reply["claims"]) claims.push_back(c);
+    const auto next = reply.find("next");
+    if (next == reply.end() || next->is_null()) break;
+    // Ids only grow: a server that repeats a page cannot keep tempoctl asking forever.
+    if (!next->is_number_unsigned() || next->get<uint64_t>() <= request.value("after", 0ull))
+      return fail("claims", malformed + "'next' is not a claim id after the last page's");
+    request["after"] = *next;
+  }
   try {
-    return print_claims(args, reply["claims"]);
+    return print_claims(args, claims);
   } catch (const json::exception& e) {
-    return fail("claims", "malformed reply from '" + args.get("socket") + "': " + e.what());
+    return fail("claims", malformed + e.what());
   }
 }
 

@@ -1,4 +1,4 @@
-#include "runtime_loop/runtime_loop.h"
+#include "stack/context.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@ namespace {
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
 
-class RuntimeLoopTest : public test::DeviceFixture {
+class ThreadedContextTest : public test::DeviceFixture {
  protected:
   void SetUp() override {
     open_store();
@@ -22,12 +22,12 @@ class RuntimeLoopTest : public test::DeviceFixture {
     open_device(options(64 * kMiB));
   }
   void start(const std::string& policy, uint64_t budget = 32 * kMiB) {
-    RuntimeLoopConfig c;
+    StackConfig c;
     c.controller.policy = *parse_policy(policy);
     c.provider.budget_bytes = budget;
     c.provider.calibration_rate_bps = 1e9;
     std::string err;
-    ASSERT_EQ(RuntimeLoop::create(*dev_, c, &loop_, &err), 0) << err;
+    ASSERT_EQ(Context::create(*dev_, c, &loop_, &err), 0) << err;
   }
   Manifest manifest(std::initializer_list<ObjectKey> keys) {
     Manifest m;
@@ -46,22 +46,23 @@ class RuntimeLoopTest : public test::DeviceFixture {
   }
   void TearDown() override { loop_.reset(); }
 
-  std::unique_ptr<RuntimeLoop> loop_;
+  std::unique_ptr<Context> loop_;
 };
 
-TEST_F(RuntimeLoopTest, ClaimDueNowIsStagedRetrievedAndReleased) {
+TEST_F(ThreadedContextTest, ClaimDueNowIsStagedRetrievedAndReleased) {
   start("tempo");
   ClaimId id = 0;
-  ASSERT_EQ(loop_->report(manifest({1, 2, 3}), 0, &id), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.report(manifest({1, 2, 3}), 0, &id); }), 0);
   RetrievalOutcome out{};
-  ASSERT_EQ(loop_->request_retrieval(id, &out), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.request_retrieval(id, &out); }), 0);
   EXPECT_NE(out, RetrievalOutcome::kOrdinary);
   ASSERT_EQ(loop_->wait_ready(id, 10 * kNsPerSec, &out), 0);
   ASSERT_EQ(out, RetrievalOutcome::kReady);
   std::vector<std::span<const std::byte>> ext;
-  EXPECT_EQ(loop_->retrieval_extents(id, &ext), -EINVAL);  // not transferring yet
-  ASSERT_EQ(loop_->begin_transfer(id), 0);
-  ASSERT_EQ(loop_->retrieval_extents(id, &ext), 0);
+  EXPECT_EQ(loop_->call([&](Stack& s) { return s.extents(id, &ext); }),
+            -EINVAL);  // not transferring yet
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.begin_transfer(id); }), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.extents(id, &ext); }), 0);
   std::vector<std::byte> got;
   for (auto e : ext) got.insert(got.end(), e.begin(), e.end());
   std::vector<std::byte> want;
@@ -71,19 +72,22 @@ TEST_F(RuntimeLoopTest, ClaimDueNowIsStagedRetrievedAndReleased) {
   }
   EXPECT_EQ(got, want);
   EXPECT_EQ(dev_->stats().pins, 3u);
-  ASSERT_EQ(loop_->end_transfer(id), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.end_transfer(id); }), 0);
   EXPECT_EQ(dev_->stats().pins, 0u);
-  EXPECT_EQ(loop_->provider_stats().ledger_bytes, 0u);
-  const ControllerStats cs = loop_->controller_stats();
+  EXPECT_EQ(loop_->call([&](Stack& s) { return s.stats(); }).provider.ledger_bytes, 0u);
+  const ControllerStats cs = loop_->call([&](Stack& s) { return s.stats(); }).controller;
   EXPECT_EQ(cs.released, 1u);
   EXPECT_EQ(cs.live, 0u);
 }
 
-TEST_F(RuntimeLoopTest, TheTickCommitsAsTimeUntilUseRunsOut) {
+TEST_F(ThreadedContextTest, TheTickCommitsAsTimeUntilUseRunsOut) {
   start("tempo");
   ClaimId id = 0;
   const TimeNs t0 = clock_.now();
-  ASSERT_EQ(loop_->report(manifest({4, 5}), 300 * kNsPerMs, &id), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) {
+    return s.report(manifest({4, 5}), 300 * kNsPerMs, &id);
+  }),
+            0);
   // Nothing is staged while laxity is positive.
   EXPECT_EQ(dev_->stats().staged_ops, 0u);
   RetrievalOutcome out{};
@@ -91,51 +95,53 @@ TEST_F(RuntimeLoopTest, TheTickCommitsAsTimeUntilUseRunsOut) {
   ASSERT_TRUE(eventually([&] { return dev_->stats().staged_ops == 2; }));
   const TimeNs committed_after = clock_.now() - t0;
   EXPECT_GE(committed_after, 200 * kNsPerMs);
-  EXPECT_GE(loop_->ticks(), 4u);
-  ASSERT_EQ(loop_->request_retrieval(id, &out), 0);
+  EXPECT_GE(loop_->call([&](Stack& s) { return s.stats(); }).controller.evaluations,
+            4u);  // ticks re-evaluated it
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.request_retrieval(id, &out); }), 0);
   ASSERT_EQ(loop_->wait_ready(id, 10 * kNsPerSec, &out), 0);
   EXPECT_EQ(out, RetrievalOutcome::kReady);
-  ASSERT_EQ(loop_->begin_transfer(id), 0);
-  ASSERT_EQ(loop_->end_transfer(id), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.begin_transfer(id); }), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.end_transfer(id); }), 0);
   // With no planned claim left the tick stops.
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
-  const uint64_t ticks = loop_->ticks();
+  const uint64_t passes = loop_->call([&](Stack& s) { return s.stats(); }).controller.evaluations;
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(loop_->ticks(), ticks);
+  EXPECT_EQ(loop_->call([&](Stack& s) { return s.stats(); }).controller.evaluations, passes);
 }
 
-TEST_F(RuntimeLoopTest, ClaimThatCannotBeProtectedTakesTheOrdinaryPath) {
+TEST_F(ThreadedContextTest, ClaimThatCannotBeProtectedTakesTheOrdinaryPath) {
   start("demand", 64 * kKiB);  // a budget smaller than any object
   ClaimId id = 0;
-  ASSERT_EQ(loop_->report(manifest({6}), 0, &id), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.report(manifest({6}), 0, &id); }), 0);
   RetrievalOutcome out{};
-  ASSERT_EQ(loop_->request_retrieval(id, &out), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.request_retrieval(id, &out); }), 0);
   ASSERT_EQ(out, RetrievalOutcome::kOrdinary);
   EXPECT_EQ(loop_->ordinary_read(id), 0);
   EXPECT_EQ(dev_->stats().demand_reads, 1u);
   EXPECT_EQ(dev_->stats().demand_bytes, sizes_[6]);
-  EXPECT_EQ(loop_->ordinary_read(id), -ENOENT);  // its manifest went with the read
-  EXPECT_EQ(loop_->controller_stats().ordinary, 1u);
+  EXPECT_EQ(loop_->ordinary_read(id), -EINVAL);  // read once, as on every device
+  EXPECT_EQ(loop_->call([&](Stack& s) { return s.stats(); }).controller.ordinary, 1u);
 }
 
-TEST_F(RuntimeLoopTest, CancelledClaimReportsCancellation) {
+TEST_F(ThreadedContextTest, CancelledClaimReportsCancellation) {
   start("tempo");
   ClaimId id = 0;
-  ASSERT_EQ(loop_->report(manifest({7}), 60 * kNsPerSec, &id), 0);
-  ASSERT_EQ(loop_->cancel(id), 0);
-  EXPECT_EQ(loop_->cancel(id), -EINVAL);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.report(manifest({7}), 60 * kNsPerSec, &id); }), 0);
+  ASSERT_EQ(loop_->call([&](Stack& s) { return s.cancel(id); }), 0);
+  EXPECT_EQ(loop_->call([&](Stack& s) { return s.cancel(id); }), -EINVAL);
   RetrievalOutcome out{};
   EXPECT_EQ(loop_->wait_ready(id, kNsPerSec, &out), -ECANCELED);
-  EXPECT_EQ(loop_->revise(99, 0), -ENOENT);
+  EXPECT_EQ(loop_->call([&](Stack& s) { return s.revise(99, 0); }), -ENOENT);
   EXPECT_EQ(loop_->wait_ready(99, kNsPerSec, &out), -ENOENT);
   EXPECT_EQ(dev_->stats().staged_ops, 0u);
 }
 
-TEST_F(RuntimeLoopTest, ZeroTickIsRejected) {
-  RuntimeLoopConfig c;
+TEST_F(ThreadedContextTest, ZeroTickIsRejected) {
+  StackConfig c;
+  c.provider.budget_bytes = 32 * kMiB;
   c.controller.tick_ns = 0;
   std::string err;
-  EXPECT_EQ(RuntimeLoop::create(*dev_, c, &loop_, &err), -EINVAL);
+  EXPECT_EQ(Context::create(*dev_, c, &loop_, &err), -EINVAL);
   EXPECT_EQ(err, "the controller tick must be positive");
 }
 

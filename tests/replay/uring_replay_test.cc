@@ -1,6 +1,6 @@
 // tempo-replay on the uring device: real objects in a store on disk, staged with io_uring
 // into a DRAM fast tier, on the wall clock.
-#include "uring_stack.h"
+#include "serving_stack.h"
 
 #include <gtest/gtest.h>
 
@@ -54,7 +54,7 @@ class UringReplay : public ::testing::Test {
     ProviderConfig p{32ull << 20, 1e9, 1e9, kNsPerSec, 0};
     ControllerConfig c{*parse_policy(std::string(policy) == "dax-l1" ? "demand" : policy),
                        10 * kNsPerMs};
-    UringServingStack st(*backend_, p, c);
+    UringServingStack st(*backend_, StackConfig{p, c});
     FastCosts costs;
     return run_serving(workload(), st, EngineConfig{policy, 4, 4}, costs);
   }

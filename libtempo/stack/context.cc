@@ -1,0 +1,251 @@
+#include "stack/context.h"
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+#include "device/sim_device.h"
+#include "stack/threaded_driver.h"
+#include "stack/virtual_driver.h"
+#ifndef TEMPO_WITHOUT_URING
+#include "store/object_store.h"
+#include "uring/uring_device.h"
+#endif
+
+namespace tempo {
+namespace {
+
+StackConfig stack_config(const Settings& s, uint32_t staging_slots) {
+  return StackConfig{ProviderConfig{s.budget_bytes, s.calibration_rate_bps, s.static_rate_bps,
+                                    s.rate_window_ns, staging_slots},
+                     ControllerConfig{s.policy, s.tick_ns}};
+}
+
+#ifdef TEMPO_WITHOUT_URING
+int open_uring(const Settings&, const Clock&, std::shared_ptr<ObjectStore>*,
+               std::unique_ptr<Device>*, std::string* error) {
+  *error = "device 'uring' is not available: libtempo was built without liburing";
+  return -EOPNOTSUPP;
+}
+#else
+// The uring device's store and device. 0, or -errno with `error`.
+int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStore>* store,
+               std::unique_ptr<Device>* device, std::string* error) {
+  ObjectStoreOptions so;
+  so.dir = s.uring.store_path;
+  so.data_path = s.uring.data_path;
+  so.capacity_bytes = s.uring.store_capacity;
+  so.sync = s.uring.store_sync;
+  so.direct_io = s.uring.direct_io;
+  RecoveryReport report;
+  std::unique_ptr<ObjectStore> opened;
+  if (const int r = ObjectStore::open(so, &opened, &report); r != 0) {
+    *error = "uring.store_path '" + so.dir +
+             "': cannot open the object store: " + std::strerror(-r) +
+             (report.errors.empty() ? "" : ": " + report.errors.back());
+    return r;
+  }
+  UringDeviceOptions d;
+  d.fast_tier.kind = s.uring.fast_tier;
+  // A DAX fast tier is the whole device unless fast_tier_bytes was given.
+  d.fast_tier.bytes =
+      s.uring.fast_tier == "dax" && !s.is_explicit("fast_tier_bytes") ? 0 : s.fast_tier_bytes;
+  d.fast_tier.numa_node = s.uring.numa_node;
+  d.fast_tier.huge_pages = s.uring.huge_pages;
+  d.fast_tier.prefault = s.uring.prefault;
+  // Registration would pin (fault in) the arena at once: not when it is to fill lazily.
+  d.register_buffers = s.uring.prefault;
+  d.fast_tier.dax_path = s.uring.dax_path;
+  d.queue_depth = s.uring.queue_depth;
+  d.request_bytes = s.uring.request_bytes;
+  d.verify_checksums = s.uring.verify_checksums;
+  d.eviction = s.eviction;
+  d.staging_rate_bps = s.calibration_rate_bps;
+  d.demand_rate_bps = s.demand_rate_bps;
+  *store = std::move(opened);
+  std::unique_ptr<UringDevice> dev;
+  if (const int r = UringDevice::create(**store, d, clock, &dev, error); r != 0) return r;
+  const uint64_t capacity = dev->info().capacity_bytes;
+  if (s.budget_bytes >= capacity) {
+    *error = "'budget_bytes' (" + std::to_string(s.budget_bytes) +
+             ") must be below the fast tier's capacity (" + std::to_string(capacity) + ")";
+    return -EINVAL;
+  }
+  *device = std::move(dev);
+  return 0;
+}
+#endif
+
+}  // namespace
+
+int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::string* error,
+                    DriverKind driver) {
+  if (const int r = s.validate(error); r != 0) return r;
+  if (s.device != "sim" && s.device != "uring") {
+    *error = "device '" + s.device + "' is not available through this library build";
+    return -EOPNOTSUPP;
+  }
+  std::unique_ptr<Context> c(new Context());
+  c->kind_ = s.device;
+  if (driver == DriverKind::kDefault)
+    driver = s.device == "sim" ? DriverKind::kVirtual : DriverKind::kThreaded;
+  if (driver == DriverKind::kVirtual) {
+    auto v = std::make_unique<VirtualDriver>();
+    c->virtual_ = v.get();
+    c->driver_ = std::move(v);
+  } else {
+    std::unique_ptr<ThreadedDriver> t;
+    if (const int r = ThreadedDriver::create(&t, error); r != 0) return r;
+    c->driver_ = std::move(t);
+  }
+  try {
+    uint32_t slots = 0;  // the device's
+    if (s.device == "sim") {
+      auto dev = std::make_unique<SimDevice>(
+          *c->driver_, SimDeviceConfig{s.fast_tier_bytes, s.staging_rate_bps, s.staging_slots,
+                                       s.op_latency_ns, s.demand_rate_bps, s.eviction});
+      c->sim_ = dev.get();
+      c->owned_device_ = std::move(dev);
+    } else {
+      if (const int r = open_uring(s, c->driver_->clock(), &c->store_, &c->owned_device_, error);
+          r != 0)
+        return r;
+      if (s.is_explicit("staging_slots")) slots = s.staging_slots;
+    }
+    c->device_ = c->owned_device_.get();
+    if (const int r = c->start(stack_config(s, slots), error); r != 0) return r;
+  } catch (const std::invalid_argument& e) {
+    *error = e.what();
+    return -EINVAL;
+  }
+  *out = std::move(c);
+  return 0;
+}
+
+int Context::create(Device& device, const StackConfig& config, std::unique_ptr<Context>* out,
+                    std::string* error) {
+  std::unique_ptr<Context> c(new Context());
+  c->kind_ = device.info().kind;
+  c->device_ = &device;
+  std::unique_ptr<ThreadedDriver> driver;
+  if (const int r = ThreadedDriver::create(&driver, error); r != 0) return r;
+  c->driver_ = std::move(driver);
+  try {
+    if (const int r = c->start(config, error); r != 0) return r;
+  } catch (const std::invalid_argument& e) {
+    *error = e.what();
+    return -EINVAL;
+  }
+  *out = std::move(c);
+  return 0;
+}
+
+int Context::start(const StackConfig& config, std::string* error) {
+  Device* dev = device_;
+  const int fd = dev->completion_fd();
+  auto deliver = [dev] { dev->process_completions(); };
+  if (virtual_ != nullptr) {
+    if (fd >= 0) virtual_->watch(fd, deliver, [dev] { return !dev->idle(); });
+    stack_ = std::make_unique<Stack>(*driver_, driver_->clock(), *dev, config);
+    return 0;
+  }
+  auto& threaded = static_cast<ThreadedDriver&>(*driver_);
+  if (fd >= 0) {
+    if (const int r = threaded.watch(fd, deliver); r != 0) {
+      *error = "cannot watch the device's completions";
+      return r;
+    }
+  }
+  stack_ = std::make_unique<Stack>(threaded, threaded.clock(), *dev, config);
+  threaded.start();
+  return 0;
+}
+
+Context::~Context() {
+  if (driver_) driver_->stop();  // a context that failed to build may have none yet
+  // The stack holds pins on the device, the device reads the store.
+  stack_.reset();
+  owned_device_.reset();
+  store_.reset();
+}
+
+int Context::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {
+  if (timeout < 0) return -EINVAL;
+  if (timeout > kMaxTimeNs - driver_->now()) return -EOVERFLOW;
+  int r = -EAGAIN;
+  driver_->wait_until(
+      [&] {
+        r = stack_->readiness(id, outcome);
+        return r != -EAGAIN;
+      },
+      timeout);
+  return r == -EAGAIN ? -ETIMEDOUT : r;
+}
+
+int Context::ordinary_read(ClaimId id) {
+  struct Result {
+    bool done = false;
+    int status = 0;
+  };
+  // Shared with the callback: a read outliving a timed-out caller still has somewhere to land.
+  auto result = std::make_shared<Result>();
+  const int r = call([&](Stack& s) {
+    return s.ordinary_read(id, [result](int status) {
+      result->done = true;
+      result->status = status;
+    });
+  });
+  if (r != 0) return r;
+  // `result` is written on the driver and read there too (inside the wait's check).
+  bool done = false;
+  int status = 0;
+  driver_->wait_until(
+      [&] {
+        done = result->done;
+        status = result->status;
+        return done;
+      },
+      60 * kNsPerSec);
+  return done ? status : -ETIMEDOUT;
+}
+
+int Context::sim_add_objects(std::span<const KvObject> objects) {
+  if (sim_ == nullptr) return -EOPNOTSUPP;
+  return call([&](Stack&) {
+    for (size_t i = 0; i < objects.size(); ++i) {
+      if (objects[i].bytes == 0) return -EINVAL;
+      if (sim_->object_size(objects[i].key) >= 0) return -EEXIST;
+      for (size_t j = 0; j < i; ++j)
+        if (objects[j].key == objects[i].key) return -EEXIST;
+    }
+    for (const KvObject& o : objects) sim_->add_object(o.key, o.bytes);
+    return 0;
+  });
+}
+
+int Context::sim_advance(TimeNs ns) {
+  if (virtual_ == nullptr) return -EOPNOTSUPP;
+  if (ns < 0) return -EINVAL;
+  int r = 0;
+  // One call: the check and the advance see the same clock.
+  virtual_->call(
+      [&] { r = ns > kMaxTimeNs - virtual_->now() ? -EOVERFLOW : virtual_->advance(ns); });
+  return r;
+}
+
+int Context::store_put(ObjectKey key, std::span<const std::byte> data) {
+#ifdef TEMPO_WITHOUT_URING
+  (void)key;
+  (void)data;
+  return -EOPNOTSUPP;
+#else
+  if (store_ == nullptr) return -EOPNOTSUPP;
+  if (data.empty()) return -EINVAL;
+  // The store serialises its own writers; the loop thread only reads placed objects.
+  if (store_->lookup(key)) return -EEXIST;
+  return store_->put(key, data);
+#endif
+}
+
+}  // namespace tempo

@@ -1,0 +1,98 @@
+// One running stack behind the C ABI (tempo_ctx) and the control socket: the device the
+// settings name, its Stack, and the driver that runs it. Every method is thread-safe: it
+// is posted to the driver (ThreadedDriver for real devices: uring; VirtualDriver for sim,
+// whose waits run virtual time forward).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "config/settings.h"
+#include "stack/driver.h"
+#include "stack/stack.h"
+
+namespace tempo {
+
+class ObjectStore;
+class SimDevice;
+class VirtualDriver;
+
+// Which driver runs a context's stack: by default the virtual one for the sim device (its
+// waits run virtual time forward) and the threaded one for real devices.
+enum class DriverKind : uint8_t { kDefault, kVirtual, kThreaded };
+
+class Context {
+ public:
+  // Builds the stack `settings` describe on the driver `driver` names. 0, or a negative
+  // errno with `error` saying why (-EINVAL settings, -EOPNOTSUPP device not available in
+  // this build, the store's, the fast tier's or the ring's errors).
+  static int create(const Settings& settings, std::unique_ptr<Context>* out, std::string* error,
+                    DriverKind driver = DriverKind::kDefault);
+  // A context on the threaded driver over a real device the caller set up and keeps until
+  // the context is gone (tests, tools). Same errors.
+  static int create(Device& device, const StackConfig& config, std::unique_ptr<Context>* out,
+                    std::string* error);
+  // Stops the driver, then drops the stack before its device and the device before its store.
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  std::string_view device_kind() const { return kind_; }
+  TimeNs now() { return driver_->now(); }
+  // Runs fn(stack) where the stack runs (its driver) and returns fn's result: every claim
+  // operation of stack/stack.h goes through here, with the errors documented there.
+  template <typename F>
+  auto call(F&& fn) -> decltype(fn(std::declval<Stack&>())) {
+    using R = decltype(fn(std::declval<Stack&>()));
+    if constexpr (std::is_void_v<R>) {
+      driver_->call([&] { fn(*stack_); });
+    } else {
+      R result{};
+      driver_->call([&] { result = fn(*stack_); });
+      return result;
+    }
+  }
+
+  // Waits up to `timeout` for a claim to be stage-ready (kReady) or to take the ordinary
+  // path (kOrdinary). -ETIMEDOUT, -ENOENT, -ECANCELED (released or cancelled), the claim's
+  // error (FAILED), -EINVAL negative timeout, -EOVERFLOW when now + timeout passes
+  // kMaxTimeNs. On the virtual driver the wait runs virtual time forward.
+  int wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome);
+  // The ordinary read of an ORDINARY claim, returning once its objects are read: 0 or the
+  // read's error; -ENOENT unknown, -EINVAL not ORDINARY or read already.
+  int ordinary_read(ClaimId id);
+
+  // The sim device only: objects on the SSD tier (-EEXIST if one is held or listed twice,
+  // -EINVAL zero bytes; nothing is added then). -EOPNOTSUPP elsewhere.
+  // The virtual driver only: runs time forward by `ns` (-EINVAL negative, -EOVERFLOW past
+  // kMaxTimeNs: the clock stays). -EOPNOTSUPP on the threaded driver (wall clock).
+  int sim_add_objects(std::span<const KvObject> objects);
+  int sim_advance(TimeNs ns);
+  // The uring device only: writes an object into the store (-EEXIST held, -EINVAL empty).
+  // -EOPNOTSUPP elsewhere.
+  int store_put(ObjectKey key, std::span<const std::byte> data);
+
+ private:
+  Context() = default;
+  // Watches the device's completions on the driver, builds the stack, starts the driver.
+  int start(const StackConfig& config, std::string* error);
+
+  std::string kind_;
+  std::unique_ptr<Driver> driver_;  // destroyed last: the device and stack schedule on it
+  // Shared only so that its deleter is fixed where it is made: built without liburing,
+  // nothing here names the store's destructor.
+  std::shared_ptr<ObjectStore> store_;
+  std::unique_ptr<Device> owned_device_;
+  Device* device_ = nullptr;
+  std::unique_ptr<Stack> stack_;
+  SimDevice* sim_ = nullptr;          // device_, when it is the sim device
+  VirtualDriver* virtual_ = nullptr;  // driver_, when it is the virtual driver
+};
+
+}  // namespace tempo

@@ -1,0 +1,29 @@
+// The sim device on the virtual driver with its Stack: a whole TempoKV stack in virtual
+// time, owned by one thread. Tests, tempo-replay's sim runs and the studies build it.
+#pragma once
+
+#include "device/sim_device.h"
+#include "stack/stack.h"
+#include "stack/virtual_driver.h"
+
+namespace tempo {
+
+struct SimStackConfig {
+  SimDeviceConfig device;
+  ProviderConfig provider;
+  ControllerConfig controller;
+};
+
+class SimStack {
+ public:
+  // Throws std::invalid_argument on an invalid configuration.
+  explicit SimStack(const SimStackConfig& config)
+      : device(driver, config.device),
+        stack(driver, driver.clock(), device, StackConfig{config.provider, config.controller}) {}
+
+  VirtualDriver driver;
+  SimDevice device;
+  Stack stack;
+};
+
+}  // namespace tempo
