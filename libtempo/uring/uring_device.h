@@ -84,7 +84,7 @@ class UringDevice final : public Device {
   // Waits up to `timeout` for completions, then processes them (for callers without a loop).
   int wait(TimeNs timeout);
   // True when no staging or demand read is outstanding and no event waits for delivery.
-  bool idle() const;
+  bool idle() const override;
 
   // Retrieval: the fast-tier bytes of a resident object the caller holds a pin on, as
   // (pointer, length) extents in object order; they stay valid until the caller unpins.
