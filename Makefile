@@ -13,7 +13,7 @@ CMAKE_GEN  := -G Ninja
 all: build
 
 deps:
-	@scripts/deps.sh core plots model uring
+	@scripts/deps.sh core plots model uring engines
 
 # configure DIR [extra cmake args]
 define configure

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/capi_context.h"
 #include "config/config_file.h"
 #include "config/settings.h"
 #include "control/control_server.h"
@@ -55,6 +56,8 @@ void log(tempo_ctx* ctx, int priority, const std::string& msg) {
 }
 
 }  // namespace
+
+tempo::Context* tempo_capi_context(tempo_ctx* ctx) { return ctx ? ctx->context.get() : nullptr; }
 
 extern "C" {
 
@@ -240,7 +243,9 @@ TEMPO_EXPORT int tempo_claim_query(tempo_ctx* ctx, tempo_claim_id id, tempo_clai
     info->error = c.error;
     info->bytes = c.bytes;
     info->ttu_ns = c.ttu;
-    info->laxity_ns = c.laxity.value_or(0);
+    info->laxity_ns = c.laxity.value_or(TEMPO_LAXITY_NONE);
+    info->flags = (c.cancel_pending ? TEMPO_CLAIM_F_CANCEL_PENDING : 0u) |
+                  (c.never_fits ? TEMPO_CLAIM_F_NEVER_FITS : 0u);
     info->deferrals = c.deferrals;
     info->reported_ns = c.timing.reported;
     info->committed_ns = c.timing.committed;

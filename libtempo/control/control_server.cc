@@ -67,6 +67,7 @@ json claims_doc(const std::vector<ClaimView>& claims) {
                        {"laxity_ns", optional_ns(c.laxity)},
                        {"deferrals", c.deferrals},
                        {"cancel_pending", c.cancel_pending},
+                       {"never_fits", c.never_fits},
                        {"error", c.error},
                        {"reported_ns", c.timing.reported},
                        {"committed_ns", c.timing.committed},

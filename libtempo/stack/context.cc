@@ -9,6 +9,7 @@
 #include "stack/threaded_driver.h"
 #include "stack/virtual_driver.h"
 #ifndef TEMPO_WITHOUT_URING
+#include "store/idempotent_put.h"
 #include "store/object_store.h"
 #include "uring/uring_device.h"
 #endif
@@ -243,8 +244,17 @@ int Context::store_put(ObjectKey key, std::span<const std::byte> data) {
   if (store_ == nullptr) return -EOPNOTSUPP;
   if (data.empty()) return -EINVAL;
   // The store serialises its own writers; the loop thread only reads placed objects.
-  if (store_->lookup(key)) return -EEXIST;
-  return store_->put(key, data);
+  return put_idempotent(*store_, key, data);
+#endif
+}
+
+int Context::store_delete(ObjectKey key) {
+#ifdef TEMPO_WITHOUT_URING
+  (void)key;
+  return -EOPNOTSUPP;
+#else
+  if (store_ == nullptr) return -EOPNOTSUPP;
+  return store_->remove(key);
 #endif
 }
 

@@ -74,9 +74,11 @@ class Context {
   // kMaxTimeNs: the clock stays). -EOPNOTSUPP on the threaded driver (wall clock).
   int sim_add_objects(std::span<const KvObject> objects);
   int sim_advance(TimeNs ns);
-  // The uring device only: writes an object into the store (-EEXIST held, -EINVAL empty).
-  // -EOPNOTSUPP elsewhere.
+  // The uring device only: writes an object into the store, idempotently
+  // (store/idempotent_put.h: -EEXIST held with other bytes, -EINVAL empty), and deletes one
+  // (-ENOENT). -EOPNOTSUPP elsewhere.
   int store_put(ObjectKey key, std::span<const std::byte> data);
+  int store_delete(ObjectKey key);
 
  private:
   Context() = default;

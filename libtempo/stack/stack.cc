@@ -57,6 +57,7 @@ ClaimView Stack::view(const Claim& c) {
   v.objects = c.objects;
   v.deferrals = c.deferrals;
   v.cancel_pending = c.cancel_pending;
+  v.never_fits = c.bytes > provider_.ledger().budget();
   // An ended claim's TTU stops where it ended.
   const TimeNs at = c.timing.ended >= 0 ? c.timing.ended : clock_.now();
   v.ttu = c.ttu - (at - c.ttu_at);

@@ -38,6 +38,7 @@ struct ClaimView {
   uint32_t objects = 0;
   uint32_t deferrals = 0;
   bool cancel_pending = false;
+  bool never_fits = false;  // its bytes exceed the protected budget: it can never commit
   // Latest TTU, adjusted for the time since it was given (up to the claim's end).
   TimeNs ttu = 0;
   std::optional<TimeNs> ttr;     // PLANNED: if committed now; STAGING: until stage-ready

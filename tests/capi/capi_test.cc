@@ -44,6 +44,32 @@ TEST(CApi, ConfigErrorsNameTheKeyAndTheAcceptedValues) {
   tempo_config_free(cfg);
 }
 
+TEST(CApi, FlagsTellCancelPendingAndClaimsThatNeverFit) {
+  Ctx c = small("demand");
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 60; ++k) objs.push_back({k, 100});
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  tempo_claim_id big = 0, moving = 0;
+  tempo_claim_info info{};
+  // 6000 B against a 5000 B budget: never commits, whatever is released.
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), 60, 1'000'000'000, &big), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, big, &info), 0);
+  EXPECT_EQ(info.flags, TEMPO_CLAIM_F_NEVER_FITS);
+  EXPECT_NE(info.laxity_ns, TEMPO_LAXITY_NONE);
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), 5, 0, &moving), 0);
+  int outcome = -1;
+  ASSERT_EQ(tempo_claim_request_retrieval(c.ctx, moving, &outcome), 0);
+  ASSERT_EQ(tempo_claim_wait_ready(c.ctx, moving, 10'000'000'000, &outcome), 0);
+  ASSERT_EQ(tempo_claim_transfer_begin(c.ctx, moving), 0);
+  ASSERT_EQ(tempo_claim_cancel(c.ctx, moving), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, moving, &info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_TRANSFERRING);
+  EXPECT_EQ(info.flags, TEMPO_CLAIM_F_CANCEL_PENDING);
+  ASSERT_EQ(tempo_claim_transfer_end(c.ctx, moving), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, moving, &info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_CANCELLED);
+}
+
 TEST(CApi, ClaimLifecycleOnTheSimDevice) {
   Ctx c = small("tempo");
   std::vector<tempo_object> objs;
@@ -60,6 +86,8 @@ TEST(CApi, ClaimLifecycleOnTheSimDevice) {
   ASSERT_EQ(tempo_sim_advance(c.ctx, 2'000'000'000), 0);
   ASSERT_EQ(tempo_claim_query(c.ctx, id, &info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_STAGE_READY);
+  EXPECT_EQ(info.laxity_ns, TEMPO_LAXITY_NONE);  // only a PLANNED claim has laxity
+  EXPECT_EQ(info.flags, 0u);
   EXPECT_EQ(info.committed_ns, 1'500'000'000);
   EXPECT_EQ(info.ready_ns, 2'000'000'000);
   int outcome = -1;

@@ -23,9 +23,12 @@ class Lifecycle(unittest.TestCase):
             info = ctx.query(cid)
             self.assertEqual(info.state, ClaimState.PLANNED)
             self.assertEqual(info.laxity_ns, 1_500_000_000)
+            self.assertFalse(info.never_fits)
+            self.assertFalse(info.cancel_pending)
             self.assertEqual(ctx.request_retrieval(cid), Retrieval.WAIT)
             self.assertEqual(ctx.wait_ready(cid, 10_000_000_000), Retrieval.READY)
             info = ctx.query(cid)
+            self.assertIsNone(info.laxity_ns)  # only a PLANNED claim has laxity
             self.assertEqual((info.committed_ns, info.ready_ns), (0, 500_000_000))
             self.assertEqual(ctx.now_ns(), 500_000_000)  # waiting ran virtual time to ready
             ctx.transfer_begin(cid)

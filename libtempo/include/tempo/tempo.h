@@ -15,7 +15,8 @@
  *   tempo_claim_cancel        the request went away
  *
  * ABI 0.2 adds the uring device's operations: waiting for readiness, the retrieval extents
- * to copy, the ordinary read, populating the store; and the configuration file.
+ * to copy, the ordinary read, populating the store; and the configuration file. ABI 0.3 adds
+ * what engines need: the key scheme, store lookup/delete/async put, the runtime side.
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
@@ -34,7 +35,7 @@ extern "C" {
 #endif
 
 #define TEMPO_VERSION_MAJOR 0
-#define TEMPO_VERSION_MINOR 2
+#define TEMPO_VERSION_MINOR 3
 
 struct tempo_config;
 struct tempo_ctx;
@@ -67,6 +68,15 @@ enum tempo_retrieval {
   TEMPO_RETRIEVAL_ORDINARY = 2, /* read through the ordinary (demand) path */
 };
 
+/* tempo_claim_info.laxity_ns of a claim that is not PLANNED: it has no laxity. */
+#define TEMPO_LAXITY_NONE INT64_MIN
+
+/* tempo_claim_info.flags. CANCEL_PENDING: cancelled while staging or transferring, released
+ * once that ends. NEVER_FITS: its bytes exceed the protected budget, so it can never commit
+ * (it takes the ordinary path when retrieved), unlike a claim deferred for now. */
+#define TEMPO_CLAIM_F_CANCEL_PENDING (1u << 0)
+#define TEMPO_CLAIM_F_NEVER_FITS (1u << 1)
+
 /* A claim as tempo_claim_query() reports it. Times are on the context's clock, -1 if the
  * event has not happened. */
 struct tempo_claim_info {
@@ -74,9 +84,9 @@ struct tempo_claim_info {
   int32_t error;      /* negative errno when FAILED (or why it failed over), else 0 */
   uint64_t bytes;     /* unique bytes of the manifest */
   int64_t ttu_ns;     /* latest TTU, adjusted for the time since it was given */
-  int64_t laxity_ns;  /* TTU - TTR while PLANNED, else 0 */
+  int64_t laxity_ns;  /* TTU - TTR while PLANNED, else TEMPO_LAXITY_NONE */
   uint32_t deferrals; /* commit attempts refused for lack of protected capacity */
-  uint32_t reserved;
+  uint32_t flags;     /* TEMPO_CLAIM_F_* (named `reserved`, always 0, before) */
   int64_t reported_ns;
   int64_t committed_ns;
   int64_t ready_ns;
@@ -233,6 +243,145 @@ TEMPO_EXPORT int tempo_claim_ordinary_read(struct tempo_ctx* ctx, tempo_claim_id
  * -EINVAL empty, -ENOSPC store full, -EOPNOTSUPP on sim. */
 TEMPO_EXPORT int tempo_store_put(struct tempo_ctx* ctx, uint64_t key, const void* data,
                                  size_t bytes);
+
+/* ABI 0.3: engines (Documentation/engines.md) ----------------------------------------- */
+
+/* Key scheme. A prompt is cut into chunks of chunk_tokens token ids; chunk i's key hashes its
+ * tokens with chunk i-1's key, and chunk 0's parent is the namespace's seed, so a key names
+ * the whole prefix up to its chunk and two models, dtypes or tensor-parallel ranks never
+ * share one. Layer-group objects take keys derived from the chunk's key. */
+struct tempo_key_namespace {
+  const char* model;    /* the model's name, non-empty */
+  const char* dtype;    /* the KV cache's dtype ("bfloat16"), non-empty */
+  uint32_t tp_rank;     /* below tp_size */
+  uint32_t tp_size;     /* at least 1 */
+  uint64_t reserved[2]; /* zero */
+};
+
+/* The seed of a namespace's chains in *seed. -EINVAL for a missing or empty name, a rank
+ * out of range or a nonzero reserved field. */
+TEMPO_EXPORT int tempo_key_seed(const struct tempo_key_namespace* ns, uint64_t* seed);
+/* Keys of the full chunks of tokens[0..count), chunk 0's parent being `parent` (a seed, or
+ * the last key of the tokens before, to extend a chain). Sets *written to count /
+ * chunk_tokens and writes the keys when capacity allows, else returns -ENOSPC (nothing
+ * written). -EINVAL chunk_tokens 0. */
+TEMPO_EXPORT int tempo_key_chain(uint64_t parent, const uint32_t* tokens, size_t count,
+                                 uint32_t chunk_tokens, uint64_t* keys, size_t capacity,
+                                 size_t* written);
+/* The key of layer group `group`'s object of the chunk keyed `chain_key`. */
+TEMPO_EXPORT uint64_t tempo_key_layer_group(uint64_t chain_key, uint32_t group);
+
+/* Store. tempo_store_put (ABI 0.2) is idempotent from 0.3: the same key with the same bytes
+ * returns 0 again; the same key with other bytes returns -EEXIST and changes nothing. */
+
+/* The longest prefix of keys[0..count) the object store holds, in *prefix (a chunk chain's
+ * cached length, in one call). Works on sim (its SSD tier) and uring. */
+TEMPO_EXPORT int tempo_store_lookup(struct tempo_ctx* ctx, const uint64_t* keys, size_t count,
+                                    size_t* prefix);
+/* Deletes an object from the store: 0, -ENOENT not held, -EOPNOTSUPP on sim. Claims that
+ * staged it keep their fast-tier copy until they end. */
+TEMPO_EXPORT int tempo_store_delete(struct tempo_ctx* ctx, uint64_t key);
+
+/* The fast tier's memory, for registering it with a GPU runtime once (cudaHostRegister)
+ * so copies out of ready extents are DMA from pinned memory: every extent of
+ * tempo_claim_extents lies in [*base, *base + *bytes). -EOPNOTSUPP on sim (no bytes). */
+TEMPO_EXPORT int tempo_ctx_fast_tier(struct tempo_ctx* ctx, void** base, uint64_t* bytes);
+
+/* Asynchronous puts: a writer owns `threads` threads that run tempo_store_put for queued
+ * objects, so a worker never waits on a save. The caller keeps each object's bytes valid
+ * until its completion is taken. */
+struct tempo_writer;
+struct tempo_put_completion {
+  uint64_t key;
+  uint64_t cookie; /* the caller's, from tempo_writer_put */
+  int32_t status;  /* tempo_store_put's result */
+  uint32_t reserved;
+};
+/* A writer over ctx (holds a reference). -EINVAL threads 0 or above 64. */
+TEMPO_EXPORT int tempo_writer_new(struct tempo_ctx* ctx, unsigned threads,
+                                  struct tempo_writer** out);
+/* Queues a put; returns at once. -EINVAL no bytes, -ESHUTDOWN writer closing. */
+TEMPO_EXPORT int tempo_writer_put(struct tempo_writer* w, uint64_t key, const void* data,
+                                  size_t bytes, uint64_t cookie);
+/* Moves up to `capacity` finished puts, oldest first, into `out`; *count says how many.
+ * Never blocks. */
+TEMPO_EXPORT int tempo_writer_completions(struct tempo_writer* w, struct tempo_put_completion* out,
+                                          size_t capacity, size_t* count);
+/* Waits until no put is queued or running: 0, or -ETIMEDOUT after timeout_ns. */
+TEMPO_EXPORT int tempo_writer_wait(struct tempo_writer* w, int64_t timeout_ns);
+/* Finishes every queued put, drops the threads and the context reference. */
+TEMPO_EXPORT void tempo_writer_free(struct tempo_writer* w);
+
+/* The runtime side: the engine reports what its scheduler sees once per step; the library
+ * keeps the shared timeline, estimates each waiting claim's TTU and revises the claims and
+ * the waiting order itself (Documentation/engines.md, "The per-step call"). */
+struct tempo_runtime;
+/* Linear step costs (Documentation/engines.md): a prefill pass costs prefill_pass_ns +
+ * prefill_token_ns * n + prefill_pair_ns * n * (context + (n+1)/2), a decode step
+ * decode_pass_ns + decode_seq_ns * batch + decode_context_ns * (KV tokens of the batch). */
+struct tempo_step_costs {
+  double prefill_pass_ns;
+  double prefill_token_ns;
+  double prefill_pair_ns;
+  double decode_pass_ns;
+  double decode_seq_ns;
+  double decode_context_ns;
+  double retrieval_bps; /* fast tier to GPU, bytes/s */
+  uint64_t reserved[2]; /* zero */
+};
+struct tempo_runtime_config {
+  struct tempo_step_costs costs; /* the prior: every coefficient >= 0, retrieval_bps > 0 */
+  uint32_t max_active;           /* the engine's active-sequence limit (vLLM max_num_seqs) */
+  uint32_t generation_limit;     /* max output tokens per request */
+  uint32_t learn;                /* nonzero: learn the costs from reported step durations */
+  uint32_t history_window;       /* completed outputs kept for conditioning (0: 256) */
+  uint64_t reserved[4];          /* zero */
+};
+/* A running sequence (holds a slot). */
+struct tempo_running_seq {
+  uint64_t prompt_tokens;   /* whole prompt */
+  uint64_t computed_tokens; /* prompt tokens whose KV is on the GPU or being retrieved */
+  uint32_t tokens_generated;
+  uint32_t reserved;
+  uint64_t retrieval_bytes; /* KV still to retrieve before its prefill (0 when none) */
+};
+/* A waiting request, in scheduling order. */
+struct tempo_waiting_seq {
+  uint64_t prompt_tokens;
+  uint64_t cached_tokens;   /* the matched prefix its claim retrieves */
+  tempo_claim_id claim;     /* TEMPO_NO_CLAIM without one */
+  uint64_t retrieval_bytes; /* KV bytes of the claim, fast tier to GPU */
+};
+/* One scheduling step: the state after it, and the measured work of the step just run. */
+struct tempo_step {
+  const struct tempo_running_seq* running;
+  size_t running_count;
+  const struct tempo_waiting_seq* waiting;
+  size_t waiting_count;
+  int64_t duration_ns;             /* the step's measured duration, 0 if none ran */
+  uint64_t prefill_tokens;         /* prompt tokens it prefilled */
+  uint64_t prefill_context_tokens; /* cached tokens those prefills attended to */
+  uint64_t decode_seqs;            /* sequences it decoded one token for */
+  uint64_t decode_context_tokens;  /* their KV tokens, summed */
+  uint64_t reserved[4];            /* zero */
+};
+/* A runtime side over ctx (holds a reference). -EINVAL a zero max_active or
+ * generation_limit, a negative coefficient, retrieval_bps <= 0, a nonzero reserved field.
+ * `make bench-engines` prints the roofline model's fit for the shipped model files. */
+TEMPO_EXPORT int tempo_runtime_new(struct tempo_ctx* ctx, const struct tempo_runtime_config* config,
+                                   struct tempo_runtime** out);
+TEMPO_EXPORT void tempo_runtime_free(struct tempo_runtime* rt);
+/* The per-step call: learns from the step's duration (when learning), projects the timeline,
+ * revises every waiting claim's TTU and updates the waiting order, in one call. -EINVAL an
+ * unprojectable snapshot (more running than max_active, output before the prompt is done),
+ * -ENOENT a claim the context does not know (nothing changes then). Claims already committed
+ * or ended keep their state. */
+TEMPO_EXPORT int tempo_runtime_step(struct tempo_runtime* rt, const struct tempo_step* step);
+/* A request completed with output_tokens generated: conditions later output lengths. */
+TEMPO_EXPORT int tempo_runtime_finished(struct tempo_runtime* rt, uint32_t output_tokens);
+/* The step costs in use (the prior until a step is learned) and how many steps were learned. */
+TEMPO_EXPORT int tempo_runtime_get_costs(struct tempo_runtime* rt, struct tempo_step_costs* out,
+                                         uint64_t* steps_learned);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,11 @@
 """tempokv: Python binding of libtempo (timely staging of reusable LLM KV caches).
 
-Standard library only: ctypes over libtempo.so (TEMPOKV_LIBRARY names it explicitly).
+The binding is standard library only: ctypes over libtempo.so (TEMPOKV_LIBRARY names it
+explicitly). For engines (Documentation/engines.md): tempokv.keys (the key scheme),
+tempokv.store (lookup, idempotent and asynchronous puts), tempokv.runtime (the per-step
+call), and with torch, tempokv.vllm_connector and tempokv.sglang_backend.
 """
 
-from .adapter import TempoConnector, chunk_keys
 from .binding import (
     ClaimInfo,
     ClaimState,
@@ -24,8 +26,6 @@ __all__ = [
     "Context",
     "KvObject",
     "Retrieval",
-    "TempoConnector",
     "TempoError",
-    "chunk_keys",
     "version",
 ]

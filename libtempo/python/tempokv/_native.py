@@ -27,7 +27,7 @@ class TempoClaimInfo(ctypes.Structure):
         ("ttu_ns", ctypes.c_int64),
         ("laxity_ns", ctypes.c_int64),
         ("deferrals", ctypes.c_uint32),
-        ("reserved", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
         ("reported_ns", ctypes.c_int64),
         ("committed_ns", ctypes.c_int64),
         ("ready_ns", ctypes.c_int64),

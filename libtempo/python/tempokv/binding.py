@@ -14,13 +14,16 @@ import errno
 import os
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Union
+from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from . import _native
 from ._native import lib
 
 _U64_MAX = (1 << 64) - 1
 _I64_MAX = (1 << 63) - 1
+_LAXITY_NONE = -(1 << 63)  # TEMPO_LAXITY_NONE
+_F_CANCEL_PENDING = 1 << 0  # TEMPO_CLAIM_F_CANCEL_PENDING
+_F_NEVER_FITS = 1 << 1  # TEMPO_CLAIM_F_NEVER_FITS
 
 SettingValue = Union[str, int, float, bool]
 
@@ -71,7 +74,7 @@ class ClaimInfo:
     error: int
     bytes: int
     ttu_ns: int
-    laxity_ns: int
+    laxity_ns: Optional[int]  # None unless PLANNED
     deferrals: int
     reported_ns: int
     committed_ns: int
@@ -79,6 +82,8 @@ class ClaimInfo:
     retrieval_requested_ns: int
     transfer_begin_ns: int
     ended_ns: int
+    cancel_pending: bool  # cancelled; released once its staging or transfer ends
+    never_fits: bool  # its bytes exceed the protected budget: it can never commit
 
 
 def version() -> str:
@@ -293,7 +298,8 @@ class Context:
         self._call("tempo_sim_advance", lib.tempo_sim_advance, ns)
 
     def store_put(self, key: int, data: bytes | bytearray | memoryview) -> None:
-        """uring only: writes an object into the store (TempoError EEXIST if it is there)."""
+        """uring only: writes an object into the store; again with the same bytes is a no-op,
+        with other bytes TempoError EEXIST."""
         key = _check_int("key", key, 0, _U64_MAX)
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes-like, not {type(data).__name__}")
@@ -343,9 +349,11 @@ class Context:
         cid = _check_claim(claim_id)
         i = _native.TempoClaimInfo()
         self._call(f"tempo_claim_query(claim {cid})", lib.tempo_claim_query, cid, ctypes.byref(i))
-        return ClaimInfo(ClaimState(i.state), i.error, i.bytes, i.ttu_ns, i.laxity_ns,
+        laxity = None if i.laxity_ns == _LAXITY_NONE else i.laxity_ns
+        return ClaimInfo(ClaimState(i.state), i.error, i.bytes, i.ttu_ns, laxity,
                          i.deferrals, i.reported_ns, i.committed_ns, i.ready_ns,
-                         i.retrieval_requested_ns, i.transfer_begin_ns, i.ended_ns)
+                         i.retrieval_requested_ns, i.transfer_begin_ns, i.ended_ns,
+                         bool(i.flags & _F_CANCEL_PENDING), bool(i.flags & _F_NEVER_FITS))
 
     def transfer_begin(self, claim_id: int) -> None:
         """STAGE_READY -> TRANSFERRING (TempoError EAGAIN while staging)."""

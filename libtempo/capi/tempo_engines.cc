@@ -1,0 +1,332 @@
+// The C ABI for engines (ABI 0.3 of include/tempo/tempo.h): the key scheme, the store's
+// lookup, delete and asynchronous put, and the runtime side's per-step call. Like
+// tempo_capi.cc, nothing throws across it.
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capi/capi_context.h"
+#include "keys/chain_hash.h"
+#include "runtime/output_length_history.h"
+#include "runtime/step_cost_learner.h"
+#include "runtime/ttu_estimator.h"
+#include "stack/context.h"
+#include "tempo/tempo.h"
+#ifndef TEMPO_WITHOUT_URING
+#include "uring/uring_device.h"
+#endif
+
+namespace {
+
+// Runs `f`, turning exceptions into errnos.
+template <typename F>
+int guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  } catch (...) {
+    return -EIO;
+  }
+}
+
+bool all_zero(std::span<const uint64_t> v) {
+  for (uint64_t x : v)
+    if (x != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+struct tempo_writer {
+  struct Job {
+    uint64_t key;
+    const void* data;
+    size_t bytes;
+    uint64_t cookie;
+  };
+
+  tempo_ctx* ctx = nullptr;
+  std::mutex mu;
+  std::condition_variable work;                // a job was queued, or the writer is closing
+  std::condition_variable idle;                // the last running job finished
+  std::deque<Job> queue;                       // guarded by mu
+  std::deque<tempo_put_completion> completed;  // guarded by mu
+  size_t running = 0;                          // guarded by mu
+  bool closing = false;                        // guarded by mu
+  std::vector<std::thread> threads;
+
+  void run() {
+    std::unique_lock lock(mu);
+    for (;;) {
+      work.wait(lock, [&] { return closing || !queue.empty(); });
+      if (queue.empty()) return;
+      const Job job = queue.front();
+      queue.pop_front();
+      ++running;
+      lock.unlock();
+      const int status = tempo_store_put(ctx, job.key, job.data, job.bytes);
+      lock.lock();
+      completed.push_back({job.key, job.cookie, status, 0});
+      if (--running == 0 && queue.empty()) idle.notify_all();
+    }
+  }
+};
+
+struct tempo_runtime {
+  tempo_ctx* ctx = nullptr;
+  std::mutex mu;
+  std::unique_ptr<tempo::StepCostLearner> costs;        // guarded by mu
+  std::unique_ptr<tempo::OutputLengthHistory> history;  // guarded by mu
+  uint32_t max_active = 0;
+  uint32_t generation_limit = 0;
+  bool learn = false;
+  // Scratch reused by every step; guarded by mu.
+  std::vector<tempo::RunningRequest> running;
+  std::vector<tempo::WaitingRequest> waiting;
+  std::vector<tempo::ClaimId> order;
+  std::vector<tempo::ClaimTtu> ttus;
+};
+
+extern "C" {
+
+TEMPO_EXPORT int tempo_key_seed(const tempo_key_namespace* ns, uint64_t* seed) {
+  if (!ns || !seed || !ns->model || !ns->dtype || !*ns->model || !*ns->dtype) return -EINVAL;
+  if (ns->tp_size == 0 || ns->tp_rank >= ns->tp_size || !all_zero(ns->reserved)) return -EINVAL;
+  *seed = tempo::key_namespace_seed({ns->model, ns->dtype, ns->tp_rank, ns->tp_size});
+  return 0;
+}
+
+TEMPO_EXPORT int tempo_key_chain(uint64_t parent, const uint32_t* tokens, size_t count,
+                                 uint32_t chunk_tokens, uint64_t* keys, size_t capacity,
+                                 size_t* written) {
+  if (!written || chunk_tokens == 0 || (!tokens && count) || (!keys && capacity)) return -EINVAL;
+  const size_t n = count / chunk_tokens;
+  *written = n;
+  if (capacity < n) return -ENOSPC;
+  tempo::chain_keys(parent, std::span(tokens, count), chunk_tokens, keys);
+  return 0;
+}
+
+TEMPO_EXPORT uint64_t tempo_key_layer_group(uint64_t chain_key, uint32_t group) {
+  return tempo::layer_group_key(chain_key, group);
+}
+
+TEMPO_EXPORT int tempo_store_lookup(tempo_ctx* ctx, const uint64_t* keys, size_t count,
+                                    size_t* prefix) {
+  tempo::Context* c = tempo_capi_context(ctx);
+  if (!c || !prefix || (!keys && count)) return -EINVAL;
+  return guarded([&] {
+    *prefix = c->call([&](tempo::Stack& s) {
+      size_t n = 0;
+      while (n < count && s.object_size(keys[n]) >= 0) ++n;
+      return n;
+    });
+    return 0;
+  });
+}
+
+TEMPO_EXPORT int tempo_store_delete(tempo_ctx* ctx, uint64_t key) {
+  tempo::Context* c = tempo_capi_context(ctx);
+  if (!c) return -EINVAL;
+  return guarded([&] { return c->store_delete(key); });
+}
+
+TEMPO_EXPORT int tempo_ctx_fast_tier(tempo_ctx* ctx, void** base, uint64_t* bytes) {
+  tempo::Context* c = tempo_capi_context(ctx);
+  if (!c || !base || !bytes) return -EINVAL;
+#ifdef TEMPO_WITHOUT_URING
+  return -EOPNOTSUPP;
+#else
+  return guarded([&] {
+    return c->call([&](tempo::Stack& s) {
+      const auto* dev = dynamic_cast<const tempo::UringDevice*>(&s.device());
+      if (dev == nullptr) return -EOPNOTSUPP;
+      *base = dev->region().base();
+      *bytes = dev->region().size();
+      return 0;
+    });
+  });
+#endif
+}
+
+TEMPO_EXPORT int tempo_writer_new(tempo_ctx* ctx, unsigned threads, tempo_writer** out) {
+  if (!tempo_capi_context(ctx) || !out || threads == 0 || threads > 64) return -EINVAL;
+  *out = nullptr;
+  return guarded([&] {
+    auto w = std::make_unique<tempo_writer>();
+    w->ctx = tempo_ctx_ref(ctx);
+    try {
+      for (unsigned i = 0; i < threads; ++i) w->threads.emplace_back([p = w.get()] { p->run(); });
+    } catch (...) {
+      tempo_writer_free(w.release());
+      throw;
+    }
+    *out = w.release();
+    return 0;
+  });
+}
+
+TEMPO_EXPORT int tempo_writer_put(tempo_writer* w, uint64_t key, const void* data, size_t bytes,
+                                  uint64_t cookie) {
+  if (!w || !data || bytes == 0) return -EINVAL;
+  return guarded([&] {
+    std::lock_guard lock(w->mu);
+    if (w->closing) return -ESHUTDOWN;
+    w->queue.push_back({key, data, bytes, cookie});
+    w->work.notify_one();
+    return 0;
+  });
+}
+
+TEMPO_EXPORT int tempo_writer_completions(tempo_writer* w, tempo_put_completion* out,
+                                          size_t capacity, size_t* count) {
+  if (!w || !count || (!out && capacity)) return -EINVAL;
+  std::lock_guard lock(w->mu);
+  size_t n = 0;
+  for (; n < capacity && !w->completed.empty(); ++n) {
+    out[n] = w->completed.front();
+    w->completed.pop_front();
+  }
+  *count = n;
+  return 0;
+}
+
+TEMPO_EXPORT int tempo_writer_wait(tempo_writer* w, int64_t timeout_ns) {
+  if (!w || timeout_ns < 0) return -EINVAL;
+  std::unique_lock lock(w->mu);
+  const bool done = w->idle.wait_for(lock, std::chrono::nanoseconds(timeout_ns),
+                                     [&] { return w->queue.empty() && w->running == 0; });
+  return done ? 0 : -ETIMEDOUT;
+}
+
+TEMPO_EXPORT void tempo_writer_free(tempo_writer* w) {
+  if (!w) return;
+  {
+    std::lock_guard lock(w->mu);
+    w->closing = true;
+  }
+  w->work.notify_all();
+  for (std::thread& t : w->threads) t.join();
+  tempo_ctx_unref(w->ctx);
+  delete w;
+}
+
+TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* config,
+                                   tempo_runtime** out) {
+  if (!tempo_capi_context(ctx) || !config || !out) return -EINVAL;
+  *out = nullptr;
+  const tempo_step_costs& c = config->costs;
+  if (config->max_active == 0 || config->generation_limit == 0 || !all_zero(config->reserved) ||
+      !all_zero(c.reserved))
+    return -EINVAL;
+  for (double v : {c.prefill_pass_ns, c.prefill_token_ns, c.prefill_pair_ns, c.decode_pass_ns,
+                   c.decode_seq_ns, c.decode_context_ns})
+    if (!(v >= 0 && std::isfinite(v))) return -EINVAL;
+  if (!(c.retrieval_bps > 0 && std::isfinite(c.retrieval_bps))) return -EINVAL;
+  return guarded([&] {
+    auto rt = std::make_unique<tempo_runtime>();
+    rt->costs = std::make_unique<tempo::StepCostLearner>(tempo::StepCostCoefficients{
+        c.prefill_pass_ns, c.prefill_token_ns, c.prefill_pair_ns, c.decode_pass_ns, c.decode_seq_ns,
+        c.decode_context_ns, c.retrieval_bps});
+    rt->history = std::make_unique<tempo::OutputLengthHistory>(
+        config->history_window ? config->history_window : 256);
+    rt->max_active = config->max_active;
+    rt->generation_limit = config->generation_limit;
+    rt->learn = config->learn != 0;
+    rt->ctx = tempo_ctx_ref(ctx);
+    *out = rt.release();
+    return 0;
+  });
+}
+
+TEMPO_EXPORT void tempo_runtime_free(tempo_runtime* rt) {
+  if (!rt) return;
+  tempo_ctx_unref(rt->ctx);
+  delete rt;
+}
+
+TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
+  if (!rt || !step || (!step->running && step->running_count) ||
+      (!step->waiting && step->waiting_count) || step->duration_ns < 0 || !all_zero(step->reserved))
+    return -EINVAL;
+  const tempo::StepWork work{step->prefill_tokens, step->prefill_context_tokens, step->decode_seqs,
+                             step->decode_context_tokens};
+  if (step->duration_ns > 0 && work.prefill_tokens == 0 && work.decode_seqs == 0) return -EINVAL;
+  return guarded([&] {
+    std::lock_guard lock(rt->mu);
+    rt->running.clear();
+    for (size_t i = 0; i < step->running_count; ++i) {
+      const tempo_running_seq& r = step->running[i];
+      if (r.computed_tokens > r.prompt_tokens || r.reserved != 0) return -EINVAL;
+      tempo::RunningRequest q;
+      q.prompt_tokens_done = r.computed_tokens;
+      q.prompt_tokens_remaining = r.prompt_tokens - r.computed_tokens;
+      q.tokens_generated = r.tokens_generated;
+      q.context_tokens = r.prompt_tokens + r.tokens_generated - (r.tokens_generated ? 1 : 0);
+      q.retrieval_bytes_remaining = r.retrieval_bytes;
+      rt->running.push_back(q);
+    }
+    rt->waiting.clear();
+    rt->order.clear();
+    for (size_t i = 0; i < step->waiting_count; ++i) {
+      const tempo_waiting_seq& w = step->waiting[i];
+      if (w.cached_tokens > w.prompt_tokens) return -EINVAL;
+      tempo::WaitingRequest q;
+      q.uncached_prompt_tokens = w.prompt_tokens - w.cached_tokens;
+      q.cached_prompt_tokens = w.cached_tokens;
+      if (w.claim != TEMPO_NO_CLAIM) q.claim = w.claim;
+      q.retrieval_bytes = w.retrieval_bytes;
+      rt->waiting.push_back(q);
+      rt->order.push_back(w.claim);
+    }
+    const tempo::SchedulerSnapshot snapshot{rt->running, rt->waiting, rt->max_active,
+                                            rt->generation_limit};
+    // Learn from the step just run before projecting, so this step's TTUs use it.
+    if (rt->learn && step->duration_ns > 0) {
+      if (const int r = rt->costs->observe(work, step->duration_ns); r != 0) return r;
+    }
+    if (const int r = tempo::estimate_ttu(snapshot, *rt->costs, *rt->history, &rt->ttus); r != 0)
+      return r;
+    return tempo_capi_context(rt->ctx)->call([&](tempo::Stack& s) {
+      if (const int r = s.update_order(rt->order); r != 0) return r;
+      for (const tempo::ClaimTtu& t : rt->ttus) {
+        // A claim that ended since the engine looked keeps its state; the order above
+        // already proved every claim known.
+        if (const int r = s.revise(t.claim, t.ttu); r != 0 && r != -EINVAL) return r;
+      }
+      return 0;
+    });
+  });
+}
+
+TEMPO_EXPORT int tempo_runtime_finished(tempo_runtime* rt, uint32_t output_tokens) {
+  if (!rt) return -EINVAL;
+  std::lock_guard lock(rt->mu);
+  rt->history->record(output_tokens);
+  return 0;
+}
+
+TEMPO_EXPORT int tempo_runtime_get_costs(tempo_runtime* rt, tempo_step_costs* out,
+                                         uint64_t* steps_learned) {
+  if (!rt || !out) return -EINVAL;
+  std::lock_guard lock(rt->mu);
+  const tempo::StepCostCoefficients c = rt->costs->coefficients();
+  *out =
+      tempo_step_costs{c.prefill_pass_ns, c.prefill_token_ns,  c.prefill_pair_ns, c.decode_pass_ns,
+                       c.decode_seq_ns,   c.decode_context_ns, c.retrieval_bps,   {0, 0}};
+  if (steps_learned) *steps_learned = rt->costs->observations();
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,135 @@
+"""The runtime side (Documentation/engines.md, "The per-step call"): once per scheduling step
+the engine reports what its scheduler sees; libtempo keeps the shared timeline, estimates
+every waiting claim's TTU, revises the claims and the waiting order, and learns the step
+costs from the measured step durations."""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, fields
+from typing import Sequence
+
+from . import _native_engines as ne
+from ._native import lib
+from ._handle import OwnedHandle
+from .binding import Context, _check_int, _raise
+
+_U64_MAX = (1 << 64) - 1
+_U32_MAX = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class StepCosts:
+    """Linear pass costs: a prefill of n tokens after `context` cached ones costs
+    prefill_pass_ns + prefill_token_ns * n + prefill_pair_ns * n * (context + (n+1)/2); a
+    decode step decode_pass_ns + decode_seq_ns * batch + decode_context_ns * KV tokens."""
+
+    prefill_pass_ns: float
+    prefill_token_ns: float
+    prefill_pair_ns: float
+    decode_pass_ns: float
+    decode_seq_ns: float
+    decode_context_ns: float
+    retrieval_bps: float
+
+
+# The roofline model's fit for the shipped model files (`make bench-engines` prints them).
+LLAMA_3_1_8B_H100 = StepCosts(5636485, 27535.4, 1.4809, 9880823, 163.8, 81.920, 5.04e10)
+QWEN_2_5_14B_H100 = StepCosts(10013386, 52012.8, 2.7854, 17988282, 245.8, 122.880, 5.04e10)
+
+
+@dataclass(frozen=True)
+class RunningSeq:
+    """A request holding a slot."""
+
+    prompt_tokens: int
+    computed_tokens: int  # prompt tokens whose KV is on the GPU or being retrieved
+    tokens_generated: int
+    retrieval_bytes: int = 0  # KV still to retrieve before its prefill
+
+
+@dataclass(frozen=True)
+class WaitingSeq:
+    """A waiting request, in scheduling order."""
+
+    prompt_tokens: int
+    cached_tokens: int = 0  # the matched prefix its claim retrieves
+    claim: int | None = None
+    retrieval_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """What the step just run computed (for learning its cost)."""
+
+    prefill_tokens: int = 0
+    prefill_context_tokens: int = 0
+    decode_seqs: int = 0
+    decode_context_tokens: int = 0
+
+
+class Runtime(OwnedHandle):
+    """The runtime side over a Context. Thread-safe in the library; one per engine."""
+
+    _what = "runtime"
+
+    def __init__(self, ctx: Context, costs: StepCosts, max_active: int, generation_limit: int,
+                 learn: bool = True, history_window: int = 0) -> None:
+        if not isinstance(ctx, Context):
+            raise TypeError(f"ctx must be a tempokv.Context, not {type(ctx).__name__}")
+        if not isinstance(costs, StepCosts):
+            raise TypeError(f"costs must be a StepCosts, not {type(costs).__name__}")
+        cfg = ne.RuntimeConfig()
+        for f in fields(StepCosts):
+            setattr(cfg.costs, f.name, float(getattr(costs, f.name)))
+        cfg.max_active = _check_int("max_active", max_active, 1, _U32_MAX)
+        cfg.generation_limit = _check_int("generation_limit", generation_limit, 1, _U32_MAX)
+        cfg.learn = 1 if learn else 0
+        cfg.history_window = _check_int("history_window", history_window, 0, _U32_MAX)
+        handle = ctypes.c_void_p()
+        ptr = ctx._enter()
+        try:
+            _raise(lib.tempo_runtime_new(ptr, ctypes.byref(cfg), ctypes.byref(handle)),
+                   "tempo_runtime_new (costs >= 0, retrieval_bps > 0)")
+        finally:
+            lib.tempo_ctx_unref(ptr)
+        super().__init__(handle.value, lib.tempo_runtime_free)
+
+    def step(self, running: Sequence[RunningSeq], waiting: Sequence[WaitingSeq],
+             duration_ns: int = 0, work: StepWork | None = None) -> None:
+        """The per-step call: the scheduler's state after the step, and the measured duration
+        and work of the step just run (0 and None when none ran)."""
+        run = (ne.RunningSeq * max(len(running), 1))()
+        for i, r in enumerate(running):
+            run[i].prompt_tokens = _check_int("prompt_tokens", r.prompt_tokens, 0, _U64_MAX)
+            run[i].computed_tokens = _check_int("computed_tokens", r.computed_tokens, 0, _U64_MAX)
+            run[i].tokens_generated = _check_int("tokens_generated", r.tokens_generated, 0, _U32_MAX)
+            run[i].retrieval_bytes = _check_int("retrieval_bytes", r.retrieval_bytes, 0, _U64_MAX)
+        wait = (ne.WaitingSeq * max(len(waiting), 1))()
+        for i, w in enumerate(waiting):
+            wait[i].prompt_tokens = _check_int("prompt_tokens", w.prompt_tokens, 0, _U64_MAX)
+            wait[i].cached_tokens = _check_int("cached_tokens", w.cached_tokens, 0, _U64_MAX)
+            wait[i].claim = 0 if w.claim is None else _check_int("claim", w.claim, 1, _U64_MAX)
+            wait[i].retrieval_bytes = _check_int("retrieval_bytes", w.retrieval_bytes, 0, _U64_MAX)
+        s = ne.Step()
+        s.running, s.running_count = run, len(running)
+        s.waiting, s.waiting_count = wait, len(waiting)
+        s.duration_ns = _check_int("duration_ns", duration_ns, 0, (1 << 63) - 1)
+        w = work or StepWork()
+        for f in fields(StepWork):
+            setattr(s, f.name, _check_int(f.name, getattr(w, f.name), 0, _U64_MAX))
+        _raise(lib.tempo_runtime_step(self._ptr(), ctypes.byref(s)), "tempo_runtime_step")
+
+    def finished(self, output_tokens: int) -> None:
+        """A request completed with output_tokens generated (conditions later predictions)."""
+        _raise(lib.tempo_runtime_finished(self._ptr(), _check_int("output_tokens", output_tokens,
+                                                                   0, _U32_MAX)),
+               "tempo_runtime_finished")
+
+    def costs(self) -> tuple[StepCosts, int]:
+        """The step costs in use and how many steps they learned from."""
+        c = ne.StepCosts()
+        n = ctypes.c_uint64()
+        _raise(lib.tempo_runtime_get_costs(self._ptr(), ctypes.byref(c), ctypes.byref(n)),
+               "tempo_runtime_get_costs")
+        return StepCosts(*[getattr(c, f.name) for f in fields(StepCosts)]), n.value
