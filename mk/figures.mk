@@ -5,7 +5,7 @@
 # options to every experiment (e.g. FIGURE_ARGS="--seed 2").
 FIGURES_DIR        ?= $(BUILD)/figures
 FIGURE_ARGS        ?=
-FIGURE_EXPERIMENTS := compare fig1 fig2 fig4 fig5 fig6
+FIGURE_EXPERIMENTS := compare fig1 fig2 fig4 fig5 fig6 interference
 TEMPO_REPLAY       := $(BUILD)/tools/tempo-replay/tempo-replay
 
 .PHONY: figures figures-doc run-figures tempo-replay-bin
@@ -30,3 +30,12 @@ figures-doc: figures
 run-figures:
 	@scripts/deps.sh plots
 	@$(PY) -B scripts/figures/compare.py $(BUILD)/run
+
+# The timely grid of issue 14 (Documentation/reproduction.md, "The timely grid"): 432
+# cells (2 models x ratios 50/75/100 x fast tiers 100/50/25 GiB x 4 arrival patterns x 3
+# seeds x 2 workloads) under the seven policies, each cell checked against the issue's bar
+# for tempo-risk, then the Pareto sweep of its knob. About 9 minutes on a loaded 2-core
+# machine; results in $(FIGURES_DIR)/timely-grid/.
+.PHONY: timely-grid
+timely-grid: tempo-replay-bin
+	@$(PY) -B scripts/figures/timely_grid.py $(TEMPO_REPLAY) $(FIGURES_DIR)

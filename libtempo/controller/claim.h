@@ -11,6 +11,7 @@
 #include "core/object.h"
 #include "core/time.h"
 #include "provider/provider.h"
+#include "runtime/ttu_quantiles.h"
 
 namespace tempo {
 
@@ -50,6 +51,7 @@ struct Claim {
   uint32_t objects = 0;  // manifest length
   TimeNs ttu = 0;        // latest TTU estimate ...
   TimeNs ttu_at = 0;     // ... and when it was given
+  TtuQuantiles spread;   // its distribution, given at the same time (a point if none was)
   bool retrieval_pending = false;
   bool cancel_pending = false;  // committed and cancelled: released once staging/transfer end
   bool deferred = false;        // a commit attempt failed for capacity at least once

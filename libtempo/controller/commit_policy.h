@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "controller/risk_policy.h"
+
 namespace tempo {
 
 enum class CommitPolicy : uint8_t {
@@ -13,15 +15,18 @@ enum class CommitPolicy : uint8_t {
   kImmediate,    // eligible when the claim is reported
   kQueueK,       // eligible among the first K of the runtime's waiting queue
   kTempoStatic,  // laxity <= 0 with an isolated, fixed-rate TTR
-  kTempo,        // laxity <= 0 with the provider's state-aware TTR
+  kTempo,        // laxity <= 0 with the provider's state-aware TTR (the paper's point rule)
+  kTempoRisk,    // state-aware TTR against the TTU spread's quantile (controller/risk_policy.h)
 };
 
 struct PolicySpec {
   CommitPolicy policy = CommitPolicy::kTempo;
-  uint32_t queue_k = 4;  // kQueueK only
+  uint32_t queue_k = 4;                          // kQueueK only
+  double lateness_gib_s = kDefaultLatenessGibS;  // kTempoRisk only: the knob W
 };
 
-// Parses "demand", "immediate", "queue-K" (K >= 1), "tempo-static", "tempo".
+// Parses "demand", "immediate", "queue-K" (K >= 1), "tempo-static", "tempo", "tempo-risk"
+// and "tempo-risk:W" (W > 0, the lateness weight in GiB*s per second of TTFT).
 std::optional<PolicySpec> parse_policy(std::string_view name);
 std::string policy_name(const PolicySpec& spec);
 // The accepted names, for error messages.

@@ -76,10 +76,14 @@ TtrMode Controller::ttr_mode() const {
 
 namespace {
 bool ttu_in_range(TimeNs ttu) { return ttu >= -kMaxTimeNs && ttu <= kMaxTimeNs; }
+bool spread_in_range(const TtuQuantiles* spread) {
+  return spread == nullptr || std::all_of(spread->at.begin(), spread->at.end(), ttu_in_range);
+}
 }  // namespace
 
-int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
-  if (!ttu_in_range(ttu)) return -EOVERFLOW;
+int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
+                       const TtuQuantiles* spread) {
+  if (!ttu_in_range(ttu) || !spread_in_range(spread)) return -EOVERFLOW;
   const ClaimId cid = next_id_;
   if (const int r = provider_.track(cid, manifest); r != 0) return r;
   ++next_id_;
@@ -90,6 +94,7 @@ int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
   c.objects = static_cast<uint32_t>(manifest.size());
   c.ttu = ttu;
   c.ttu_at = clock_.now();
+  c.spread = spread ? *spread : TtuQuantiles::point(ttu);
   c.report_seq = next_seq_++;
   c.timing.reported = clock_.now();
   c.keys.reserve(manifest.size());
@@ -106,14 +111,15 @@ int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
   return 0;
 }
 
-int Controller::revise(ClaimId id, TimeNs ttu) {
+int Controller::revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) {
   Claim* c = find(id);
   if (!c) return -ENOENT;
   if (claim_state_terminal(c->state)) return -EINVAL;
-  if (!ttu_in_range(ttu)) return -EOVERFLOW;
+  if (!ttu_in_range(ttu) || !spread_in_range(spread)) return -EOVERFLOW;
   if (c->state != ClaimState::kPlanned) return 0;
   c->ttu = ttu;
   c->ttu_at = clock_.now();
+  c->spread = spread ? *spread : TtuQuantiles::point(ttu);
   TEMPO_PROBE_CLAIM_REVISE(id, ttu);
   evaluate_one(*c);
   return 0;
@@ -155,6 +161,12 @@ bool Controller::eligible(Claim& c) {
     case CommitPolicy::kTempo:
       // Laxity TTU - TTR <= 0, i.e. TTR >= TTU adjusted for the time since it was given.
       return provider_.ttr_at_least(c.id, ttu_now(c), ttr_mode());
+    case CommitPolicy::kTempoRisk:
+      return provider_.ttr_at_least(
+          c.id,
+          risk_ttu(c.spread, c.bytes, config_.policy.lateness_gib_s, risk_) -
+              (clock_.now() - c.ttu_at),
+          ttr_mode());
   }
   return false;
 }
@@ -296,6 +308,8 @@ int Controller::begin_transfer(ClaimId id) {
   const TimeNs now = clock_.now();
   c->timing.transfer_begin = now;
   const TimeNs requested = c->timing.retrieval_requested >= 0 ? c->timing.retrieval_requested : now;
+  if (config_.policy.policy == CommitPolicy::kTempoRisk && !c->deferred)
+    risk_.observe(requested - c->timing.ready);
   TEMPO_PROBE_TRANSFER_BEGIN(id, c->bytes, requested - c->timing.ready);
   return 0;
 }

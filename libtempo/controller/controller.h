@@ -78,12 +78,14 @@ class Controller final : public ProviderListener {
   void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
 
   // Records a hit as a PLANNED claim, metadata only; `ttu` is the time until retrieval is
-  // expected to begin. -EINVAL empty manifest or zero-size object, -EOVERFLOW a TTU beyond
-  // +-kMaxTimeNs or a manifest over the provider's limits.
-  int report(const Manifest& manifest, TimeNs ttu, ClaimId* id);
-  // A new TTU estimate. Ignored (0) once committed: commitment is never revoked.
-  // -ENOENT unknown, -EINVAL terminal, -EOVERFLOW beyond +-kMaxTimeNs.
-  int revise(ClaimId id, TimeNs ttu);
+  // expected to begin. -EINVAL empty manifest or zero-size object, -EOVERFLOW a TTU (or a
+  // quantile of the spread) beyond +-kMaxTimeNs or a manifest over the provider's limits. `spread`,
+  // when given, is the TTU's distribution (tempo-risk reads it; the point is used otherwise).
+  int report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
+             const TtuQuantiles* spread = nullptr);
+  // A new TTU estimate (and spread). Ignored (0) once committed: commitment is never
+  // revoked. -ENOENT unknown, -EINVAL terminal, -EOVERFLOW beyond +-kMaxTimeNs.
+  int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
   // The runtime's waiting queue in scheduling order (kNoClaim for requests without one;
   // ended claims are skipped). -ENOENT if an id was never issued; nothing changes then.
   int update_order(std::span<const ClaimId> order);
@@ -113,6 +115,8 @@ class Controller final : public ProviderListener {
   // Laxity TTU(t) - TTR(t) of a PLANNED claim under the policy's TTR (nullopt otherwise).
   std::optional<TimeNs> laxity(ClaimId id);
   ControllerStats stats() const;
+  // tempo-risk's feedback state (controller/risk_policy.h).
+  const RiskCalibration& risk_calibration() const { return risk_; }
   const ControllerConfig& config() const { return config_; }
   Provider& provider() { return provider_; }
   // Calls f(claim) for up to `max` claims with ids above `after`, in id order.
@@ -161,6 +165,7 @@ class Controller final : public ProviderListener {
   bool evaluating_ = false;
   bool again_ = false;
   ControllerStats stats_;
+  RiskCalibration risk_;
 };
 
 }  // namespace tempo

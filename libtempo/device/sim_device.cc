@@ -1,5 +1,6 @@
 #include "device/sim_device.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <stdexcept>
@@ -29,6 +30,7 @@ SimDevice::SimDevice(Scheduler& events, SimDeviceConfig config)
 
 SimDevice::~SimDevice() {
   if (timer_armed_) events_.cancel(timer_id_);
+  for (uint64_t id : window_timers_) events_.cancel(id);
 }
 
 int SimDevice::add_object(ObjectKey key, uint64_t bytes) {
@@ -36,6 +38,24 @@ int SimDevice::add_object(ObjectKey key, uint64_t bytes) {
   if (objects_.contains(key)) return -EEXIST;
   objects_.emplace(key, Entry{bytes, Residency::kAbsent, 0});
   return 0;
+}
+
+void SimDevice::set_interference(const Interference& window) {
+  if (window.active() && (window.start < 0 || !(window.rate_factor > 0) || window.rate_factor > 1))
+    throw std::invalid_argument("sim device: interference start < 0 or factor outside (0, 1]");
+  for (uint64_t id : window_timers_) events_.cancel(id);
+  window_timers_.clear();
+  interference_ = window;
+  if (!window.active()) return;
+  // At each edge of the window the flows in service get their new shares.
+  for (TimeNs edge : {window.start, window.end}) {
+    window_timers_.push_back(events_.schedule_at(std::max(edge, events_.now()), [this] {
+      advance();
+      reschedule();
+    }));
+  }
+  advance();
+  reschedule();
 }
 
 void SimDevice::inject_stage_error(ObjectKey key, int error) { injected_errors_[key] = error; }
@@ -218,7 +238,7 @@ void SimDevice::reschedule() {
     }
   }
   std::vector<double> rates(caps.size());
-  share_rate(config_.staging_rate_bps, caps, rates);
+  share_rate(config_.staging_rate_bps * interference_.factor_at(now), caps, rates);
   TimeNs next = kNever;
   for (size_t j = 0; j < data_idx.size(); ++j) {
     Flow& f = flows_[data_idx[j]];

@@ -3,6 +3,7 @@
 // `staging_slots` operations FIFO, each paying `op_latency` and then sharing the aggregate
 // `staging_rate`; demand (ordinary-path) reads share the same SSD bandwidth, each capped at
 // `demand_rate`. Unpinned resident objects are evicted by a pluggable policy. Deterministic.
+// An interference window, if set, scales the aggregate rate (device/interference.h).
 #pragma once
 
 #include <deque>
@@ -13,6 +14,7 @@
 
 #include "core/scheduler.h"
 #include "device/device.h"
+#include "device/interference.h"
 #include "policy/eviction_policy.h"
 
 namespace tempo {
@@ -38,6 +40,9 @@ class SimDevice final : public Device {
   void inject_stage_error(ObjectKey key, int error);
   // Drops every unpinned resident object (the paper's "reset the fast tier").
   void drop_unpinned();
+  // From now on the aggregate rate follows `window` (at most one; it replaces any earlier).
+  // Throws std::invalid_argument for a start < 0 or a factor outside (0, 1].
+  void set_interference(const Interference& window);
 
   DeviceInfo info() const override;
   DeviceStats stats() const override { return stats_; }
@@ -95,6 +100,8 @@ class SimDevice final : public Device {
   TimeNs last_advance_ = 0;
   uint64_t timer_id_ = 0;
   bool timer_armed_ = false;
+  Interference interference_;
+  std::vector<uint64_t> window_timers_;  // the interference window's edges
   DeviceStats stats_;
 };
 

@@ -2,9 +2,12 @@
 // running requests on what they have generated so far (after Past-Future scheduling).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "runtime/ttu_quantiles.h"
 
 namespace tempo {
 
@@ -21,6 +24,11 @@ class OutputLengthHistory {
   // (halves up), capped so the predicted total stays within `generation_limit`. With no
   // recorded N > generated, the request runs to the limit. 0 once the limit is reached.
   uint32_t predict_remaining(uint32_t generated, uint32_t generation_limit) const;
+  // The same population at the levels of kTtuLevels: element k is the nearest-rank
+  // kTtuLevels[k]-quantile of (N - generated) over recorded N > generated (the smallest value
+  // with at least that share of the population at or below it), capped the same way.
+  std::array<uint32_t, kTtuLevels.size()> remaining_quantiles(uint32_t generated,
+                                                              uint32_t generation_limit) const;
 
   size_t size() const { return lengths_.size(); }
   size_t window() const { return window_; }

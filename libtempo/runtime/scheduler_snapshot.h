@@ -43,6 +43,10 @@ struct SchedulerSnapshot {
   std::span<const WaitingRequest> waiting;
   uint32_t max_active = 4;          // the engine's active-sequence limit (vLLM max_num_seqs)
   uint32_t generation_limit = 128;  // max output tokens per request
+  // The projection stops at the first claim it reaches later than this: that claim and the
+  // ones behind it get the time it stopped at, a lower bound (ClaimTtu::beyond). kNever: the
+  // whole queue is projected.
+  TimeNs horizon = kNever;
 };
 
 }  // namespace tempo

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <limits>
+#include <unordered_map>
 
 namespace tempo {
 namespace {
@@ -38,25 +40,52 @@ int validate(const SchedulerSnapshot& s) {
   return 0;
 }
 
-}  // namespace
+// A cost model with its prefill and decode steps `factor` times as long.
+class ScaledCosts final : public StepCosts {
+ public:
+  ScaledCosts(const StepCosts& inner, double factor) : inner_(inner), factor_(factor) {}
+  TimeNs prefill_time(uint64_t new_tokens, uint64_t context_tokens) const override {
+    return scale(inner_.prefill_time(new_tokens, context_tokens));
+  }
+  TimeNs decode_step_time(uint64_t batch, uint64_t total_context_tokens) const override {
+    return scale(inner_.decode_step_time(batch, total_context_tokens));
+  }
+  TimeNs decode_steps_time(uint64_t batch, uint64_t total_context_tokens,
+                           uint64_t steps) const override {
+    return scale(inner_.decode_steps_time(batch, total_context_tokens, steps));
+  }
+  TimeNs retrieval_time(uint64_t bytes) const override { return inner_.retrieval_time(bytes); }
 
-int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
-                 const OutputLengthHistory& history, std::vector<ClaimTtu>* out) {
-  out->clear();
-  if (int rc = validate(snapshot); rc != 0) return rc;
-  const auto& waiting = snapshot.waiting;
+ private:
+  TimeNs scale(TimeNs t) const {
+    return static_cast<TimeNs>(std::llround(static_cast<double>(t) * factor_));
+  }
+  const StepCosts& inner_;
+  double factor_;
+};
+
+// Lists the claims of the queue into *out (TTUs 0); returns the queue index of the last.
+size_t list_claims(const SchedulerSnapshot& snapshot, std::vector<ClaimTtu>* out) {
   size_t last_claim = 0;
-  for (size_t i = 0; i < waiting.size(); ++i) {
-    if (waiting[i].claim) {
-      out->push_back({*waiting[i].claim, static_cast<uint32_t>(i), 0});
+  for (size_t i = 0; i < snapshot.waiting.size(); ++i) {
+    if (snapshot.waiting[i].claim) {
+      out->push_back({*snapshot.waiting[i].claim, static_cast<uint32_t>(i), 0, {}});
       last_claim = i;
     }
   }
-  if (out->empty()) return 0;
+  return last_claim;
+}
 
-  const uint32_t limit = snapshot.generation_limit;
+// One projection of the timeline; `remaining(generated)` is the output a request that has
+// generated `generated` tokens still produces. Writes the TTU of claim j to ttus[j]. Returns
+// the first claim past the horizon (ttus->size() if none): it and those behind it get the
+// time the projection stopped.
+template <typename Remaining>
+size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remaining remaining,
+               size_t last_claim, std::vector<TimeNs>* ttus) {
+  const auto& waiting = snapshot.waiting;
   // Output of a request not started yet; its prefill produces the first token.
-  const uint64_t new_steps = history.predict_remaining(0, limit) - 1;
+  const uint64_t new_steps = remaining(0) - 1;
   std::vector<Seq> active;
   active.reserve(snapshot.max_active);
   for (const RunningRequest& r : snapshot.running) {
@@ -71,7 +100,7 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
       s.steps_after_prefill = new_steps;
     } else {
       s.context = r.context_tokens;
-      s.remaining = history.predict_remaining(r.tokens_generated, limit);
+      s.remaining = remaining(r.tokens_generated);
       if (s.remaining == 0) continue;
     }
     active.push_back(s);
@@ -80,7 +109,7 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
   TimeNs t = 0;
   size_t next = 0;
   int64_t next_out = 0;
-  const int64_t last_out = static_cast<int64_t>(out->size()) - 1;
+  const int64_t last_out = static_cast<int64_t>(ttus->size()) - 1;
   for (;;) {
     // 1. Admission in queue order into free slots.
     while (active.size() < snapshot.max_active && next <= last_claim) {
@@ -101,8 +130,12 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
       if (!s.reached) {
         s.reached = true;
         if (s.out_index >= 0) {
-          (*out)[s.out_index].ttu = t;
-          if (s.out_index == last_out) return 0;
+          if (t > snapshot.horizon) {
+            std::fill(ttus->begin() + s.out_index, ttus->end(), t);
+            return static_cast<size_t>(s.out_index);
+          }
+          (*ttus)[s.out_index] = t;
+          if (s.out_index == last_out) return ttus->size();
         }
       }
       if (s.ready_at > t) continue;
@@ -143,6 +176,59 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
     // 4. Finished requests free their slots.
     std::erase_if(active, finished);
   }
+}
+
+}  // namespace
+
+int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
+                 const OutputLengthHistory& history, std::vector<ClaimTtu>* out) {
+  out->clear();
+  if (int rc = validate(snapshot); rc != 0) return rc;
+  const size_t last_claim = list_claims(snapshot, out);
+  if (out->empty()) return 0;
+  const uint32_t limit = snapshot.generation_limit;
+  std::vector<TimeNs> ttus(out->size());
+  const size_t beyond = project(
+      snapshot, costs,
+      [&](uint32_t generated) { return uint64_t{history.predict_remaining(generated, limit)}; },
+      last_claim, &ttus);
+  for (size_t j = 0; j < out->size(); ++j) {
+    (*out)[j].ttu = ttus[j];
+    (*out)[j].spread = TtuQuantiles::point(ttus[j]);
+    (*out)[j].beyond = j >= beyond;
+  }
+  return 0;
+}
+
+int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& costs,
+                        const OutputLengthHistory& history, const StepCostSpread& step_spread,
+                        std::vector<ClaimTtu>* out) {
+  if (int rc = estimate_ttu(snapshot, costs, history, out); rc != 0 || out->empty()) return rc;
+  const size_t last_claim = out->back().queue_position;
+  const uint32_t limit = snapshot.generation_limit;
+  const auto factors = step_spread.factors();
+  // Conditional output quantiles by tokens generated so far, computed once per value.
+  std::unordered_map<uint32_t, std::array<uint32_t, kTtuLevels.size()>> remaining;
+  auto at = [&](uint32_t generated) -> const std::array<uint32_t, kTtuLevels.size()>& {
+    auto it = remaining.find(generated);
+    if (it == remaining.end())
+      it = remaining.emplace(generated, history.remaining_quantiles(generated, limit)).first;
+    return it->second;
+  };
+  std::vector<TimeNs> ttus(out->size());
+  for (size_t k = 0; k < kTtuLevels.size(); ++k) {
+    const ScaledCosts scaled(costs, factors[k]);
+    const size_t beyond = project(
+        snapshot, scaled, [&](uint32_t generated) { return uint64_t{at(generated)[k]}; },
+        last_claim, &ttus);
+    for (size_t j = 0; j < out->size(); ++j) {
+      (*out)[j].spread.at[k] = ttus[j];
+      if (j < beyond) (*out)[j].beyond = false;
+    }
+  }
+  // Each level is its own projection; keep the quantiles ordered as a distribution's are.
+  for (ClaimTtu& c : *out) std::sort(c.spread.at.begin(), c.spread.at.end());
+  return 0;
 }
 
 }  // namespace tempo

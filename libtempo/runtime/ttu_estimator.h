@@ -12,6 +12,12 @@
 //   4. requests reaching their predicted output length leave, freeing their slots.
 // A target's TTU is the time step 2 reaches it. Remaining output comes from
 // OutputLengthHistory, capped by the generation limit. See Documentation/ttu-estimator.md.
+//
+// The spread: the same timeline once per level of kTtuLevels, every sequence generating the
+// level's conditional quantile of its remaining output and every prefill and decode step
+// taking the level's quantile of observed/predicted step time (StepCostSpread). All
+// sequences move together (short outputs and fast steps at low levels), so the spread is
+// wide rather than narrow: it errs toward committing early.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +26,9 @@
 #include "core/time.h"
 #include "runtime/output_length_history.h"
 #include "runtime/scheduler_snapshot.h"
+#include "runtime/step_cost_spread.h"
 #include "runtime/step_costs.h"
+#include "runtime/ttu_quantiles.h"
 
 namespace tempo {
 
@@ -28,6 +36,10 @@ struct ClaimTtu {
   ClaimId claim = 0;
   uint32_t queue_position = 0;  // index in the snapshot's waiting queue
   TimeNs ttu = 0;               // from the snapshot, ns
+  TtuQuantiles spread;          // estimate_ttu_spread; TtuQuantiles::point(ttu) otherwise
+  // Past the snapshot's horizon in every projection: ttu and spread are lower bounds, each
+  // later than the horizon.
+  bool beyond = false;
 };
 
 // Projects the snapshot and writes one entry per waiting request with a claim, in queue
@@ -37,5 +49,9 @@ struct ClaimTtu {
 // kNever ready_in, a queue longer than UINT32_MAX).
 int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
                  const OutputLengthHistory& history, std::vector<ClaimTtu>* out);
+// The same, with each entry's spread projected too (the errors are estimate_ttu's).
+int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& costs,
+                        const OutputLengthHistory& history, const StepCostSpread& step_spread,
+                        std::vector<ClaimTtu>* out);
 
 }  // namespace tempo

@@ -26,11 +26,13 @@ void Stack::on_claim_ordinary(ClaimId id) {
   if (observer_) observer_->on_claim_ordinary(id);
 }
 
-int Stack::report(const Manifest& manifest, TimeNs ttu, ClaimId* id) {
-  return controller_.report(manifest, ttu, id);
+int Stack::report(const Manifest& manifest, TimeNs ttu, ClaimId* id, const TtuQuantiles* spread) {
+  return controller_.report(manifest, ttu, id, spread);
 }
 
-int Stack::revise(ClaimId id, TimeNs ttu) { return controller_.revise(id, ttu); }
+int Stack::revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) {
+  return controller_.revise(id, ttu, spread);
+}
 
 int Stack::update_order(std::span<const ClaimId> order) { return controller_.update_order(order); }
 

@@ -79,8 +79,9 @@ class Stack final : private ControllerObserver {
   TimeNs now() const { return clock_.now(); }
 
   // The controller's operations (controller/controller.h), same errors.
-  int report(const Manifest& manifest, TimeNs ttu, ClaimId* id);
-  int revise(ClaimId id, TimeNs ttu);
+  int report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
+             const TtuQuantiles* spread = nullptr);
+  int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
   int update_order(std::span<const ClaimId> order);
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome);
   int begin_transfer(ClaimId id);

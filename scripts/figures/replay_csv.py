@@ -16,8 +16,9 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
-# The paper's order and names (Figure 4's legend), then the baseline of Figure 6.
-POLICIES = ["demand", "immediate", "queue-1", "queue-4", "tempo-static", "tempo", "dax-l1"]
+# The paper's order and names (Figure 4's legend), the risk-aware rule, then the baseline
+# of Figure 6.
+POLICIES = ["demand", "immediate", "queue-1", "queue-4", "tempo-static", "tempo", "tempo-risk", "dax-l1"]
 LABELS = {
     "demand": "Demand",
     "immediate": "Immediate",
@@ -25,6 +26,7 @@ LABELS = {
     "queue-4": "Queue-4",
     "tempo-static": "TempoKV-Static",
     "tempo": "TempoKV",
+    "tempo-risk": "TempoKV-Risk",
     "dax-l1": "DAX-L1",
 }
 COLORS = {
@@ -34,6 +36,7 @@ COLORS = {
     "queue-4": "#bcbd22",
     "tempo-static": "#17becf",
     "tempo": "#1f77b4",
+    "tempo-risk": "#2ca02c",
     "dax-l1": "#9467bd",
 }
 

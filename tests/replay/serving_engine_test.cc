@@ -148,6 +148,46 @@ TEST(ServingEngine, CapacityStarvedClaimTakesTheOrdinaryPath) {
   EXPECT_GE(r.capacity_deferrals, 1u);
 }
 
+TEST(ServingEngine, AdmissionWaitsForGpuKvMemory) {
+  // Two requests at 0 without cached KV, 5 prompt tokens and 3 output tokens each: 8 KV
+  // tokens apiece, and room for 10. The second waits for the first to finish: prefill
+  // (5 ms), two decode steps (10 ms each), done at 25 ms; then its own prefill, 30 ms.
+  ReplayWorkload w;
+  w.requests.push_back(request(1, 0, 1, 0, 3));
+  w.requests.push_back(request(2, 0, 1, 0, 3));
+  FixedCosts costs;
+  EngineConfig e{"demand", 4, 128};
+  const RunResult free_memory = run_serving(w, stack(), e, costs);
+  EXPECT_EQ(free_memory.requests.at(1).timing.first_token, 10 * kNsPerMs);  // both at once
+  e.kv_capacity_tokens = 10;
+  const RunResult r = run_serving(w, stack(), e, costs);
+  EXPECT_EQ(r.requests.at(0).timing.finish, 25 * kNsPerMs);
+  EXPECT_EQ(r.requests.at(1).admitted, 25 * kNsPerMs);
+  EXPECT_EQ(r.requests.at(1).timing.first_token, 30 * kNsPerMs);
+  EXPECT_EQ(r.rejected, 0u);
+}
+
+TEST(ServingEngine, OverLongRequestsAreRejectedAndCounted) {
+  // 15 prompt tokens + 3 output do not fit a 16-token context; 5 + 3 do.
+  ReplayWorkload w = one_request();
+  w.requests.at(0).prefix_chunks.resize(1);
+  w.requests.at(0).prompt_tokens = 15;
+  w.requests.push_back(request(2, 0, 9, 0, 3));
+  FixedCosts costs;
+  EngineConfig e{"tempo", 4, 128};
+  e.max_context_tokens = 16;
+  const RunResult r = run_serving(w, stack(), e, costs);
+  EXPECT_EQ(r.rejected, 1u);
+  EXPECT_EQ(r.requests.at(0).path, RetrievalPath::kRejected);
+  EXPECT_EQ(r.requests.at(0).timing.first_token, -1);
+  EXPECT_EQ(r.summary.completed, 1u);
+  EXPECT_EQ(r.requests.at(1).timing.first_token, 5 * kNsPerMs);
+  // Larger than the whole GPU KV memory: never admissible, rejected the same way.
+  e.max_context_tokens = 0;
+  e.kv_capacity_tokens = 12;
+  EXPECT_EQ(run_serving(w, stack(), e, costs).rejected, 1u);
+}
+
 TEST(ServingEngine, UnknownPolicyIsAnError) {
   EXPECT_THROW(run(one_request(), "sometimes"), std::invalid_argument);
 }

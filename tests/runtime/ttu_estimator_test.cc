@@ -128,6 +128,30 @@ TEST(TtuEstimator, OutputLengthConditioning) {
   EXPECT_EQ(f.run()[0].ttu, (3 * 11'000 + 3'030) * kUs);
 }
 
+TEST(TtuEstimator, SpreadFromOutputLengthsAndStepCosts) {
+  Fixture f;
+  f.limit = 16;
+  f.running = {decoding(100, 5)};
+  f.queue = {waiting(9, 1, 0, 0)};
+  for (uint32_t n : {4u, 6u, 10u}) f.history.record(n);
+  SchedulerSnapshot s{f.running, f.queue, f.max_active, f.limit};
+  StepCostSpread steps;
+  std::vector<ClaimTtu> out;
+  ASSERT_EQ(estimate_ttu_spread(s, f.costs, f.history, steps, &out), 0);
+  ASSERT_EQ(out.size(), 1u);
+  // The point (mean of 1 and 5 remaining: 3 steps) is unchanged; the levels see 1 step
+  // (0.05 to 0.5: nearest rank of {1, 5}) or 5 steps over contexts 100..104.
+  EXPECT_EQ(out[0].ttu, (3 * 11'000 + 3'030) * kUs);
+  EXPECT_EQ(out[0].spread.at, (std::array<TimeNs, 5>{12'000 * kUs, 12'000 * kUs, 12'000 * kUs,
+                                                     60'100 * kUs, 60'100 * kUs}));
+  // Steps observed at 1x, 1x, 1x and 2x the model: the 0.95 level takes twice as long.
+  for (TimeNs observed : {10, 10, 10, 20}) steps.record(10, observed);
+  ASSERT_EQ(estimate_ttu_spread(s, f.costs, f.history, steps, &out), 0);
+  EXPECT_EQ(out[0].spread.at.back(), 120'200 * kUs);
+  // The plain estimate reports its point as the spread.
+  EXPECT_EQ(f.run()[0].spread.at, TtuQuantiles::point((3 * 11'000 + 3'030) * kUs).at);
+}
+
 TEST(TtuEstimator, GenerationCapBoundsThePrediction) {
   Fixture f;
   f.history.record(100);

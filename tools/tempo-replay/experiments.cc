@@ -2,10 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "report.h"
 #include "serving_stack.h"
@@ -38,6 +42,7 @@ struct Loaded {
   ExecModel model;
   std::unique_ptr<ExecModelCosts> costs;
   ReplayWorkload workload;
+  uint32_t longest_output = 0;
   std::unique_ptr<UringBackend> uring;  // device "uring" only
 };
 
@@ -45,6 +50,13 @@ int load(const ReplaySetup& s, Loaded* out, std::string* error) {
   if (const int r = load_exec_model(s.model, s.gpu, &out->model, error); r != 0) return r;
   out->costs = std::make_unique<ExecModelCosts>(out->model, s.device_link_bps);
   if (const int r = build_workload(s.workload, out->model, &out->workload, error); r != 0) return r;
+  for (const ReplayRequest& q : out->workload.requests)
+    out->longest_output = std::max(out->longest_output, q.output_tokens);
+  if (s.workload.skip_malformed)
+    std::fprintf(
+        stderr, "tempo-replay: %s: skipped %llu malformed line(s)%s%s\n",
+        s.workload.trace_path.c_str(), static_cast<unsigned long long>(out->workload.skipped_lines),
+        out->workload.skipped_lines ? ", the first: " : "", out->workload.first_skipped.c_str());
   if (s.device != "uring") return 0;
   // Real I/O on this machine: every object shrinks by byte_scale.
   auto shrink = [&](KvObject& o) { o.bytes = std::max<uint64_t>(o.bytes / s.byte_scale, 4096); };
@@ -62,7 +74,12 @@ int load(const ReplaySetup& s, Loaded* out, std::string* error) {
 RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy) {
   EngineConfig e = s.engine;
   e.policy = policy;
-  if (s.device != "uring") return run_serving(l.workload, s.stack, e, *l.costs);
+  e.max_context_tokens = l.model.model().max_context_tokens;
+  if (s.gpu_kv_memory) e.kv_capacity_tokens = l.model.kv_cache_capacity_tokens(0.9);
+  // A trace's own output lengths, unless a cap was asked for.
+  if (s.workload.name == "trace" && !s.workload.cap_trace_outputs)
+    e.generation_limit = std::max(e.generation_limit, l.longest_output);
+  if (s.device != "uring") return run_serving(l.workload, s.stack, e, *l.costs, s.interference);
   e.byte_scale = s.byte_scale;
   ProviderConfig p = s.stack.provider;
   p.budget_bytes /= s.byte_scale;
@@ -84,22 +101,46 @@ int run_grid(const std::vector<ReplaySetup>& setups,
   size_t total = 0;
   for (const ReplaySetup& s : setups) total += policies_of(s, all_policies()).size();
   Progress bar(progress, total);
+  std::mutex bar_lock;
   for (size_t i = 0; i < setups.size(); ++i) {
     Loaded l;
     if (const int r = load(setups[i], &l, error); r != 0) return r;
-    for (const std::string& p : policies_of(setups[i], all_policies())) {
-      try {
-        rows->push_back(ExperimentRow{labels[i], serve(setups[i], l, p)});
-      } catch (const std::invalid_argument& ex) {
-        *error = ex.what();
-        return -EINVAL;
-      } catch (const std::runtime_error& ex) {
-        *error = ex.what();
-        return -EIO;
+    const std::vector<std::string> policies = policies_of(setups[i], all_policies());
+    // Each policy runs on its own stack over the shared, read-only workload and costs; the
+    // uring device is one shared backend, so its runs go one at a time.
+    std::vector<RunResult> results(policies.size());
+    std::vector<int> status(policies.size(), 0);
+    std::vector<std::string> errors(policies.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t k = next++; k < policies.size(); k = next++) {
+        try {
+          results[k] = serve(setups[i], l, policies[k]);
+        } catch (const std::invalid_argument& ex) {
+          errors[k] = ex.what();
+          status[k] = -EINVAL;
+        } catch (const std::runtime_error& ex) {
+          errors[k] = ex.what();
+          status[k] = -EIO;
+        }
+        std::string what;
+        for (const auto& [key, v] : labels[i]) what += v + " ";
+        const std::lock_guard<std::mutex> hold(bar_lock);
+        bar.step(what + policies[k]);
       }
-      std::string what;
-      for (const auto& [k, v] : labels[i]) what += v + " ";
-      bar.step(what + p);
+    };
+    const unsigned jobs = setups[i].device == "uring" ? 1 : std::max(1u, setups[i].jobs);
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < std::min<size_t>(jobs, policies.size()); ++t)
+      threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads) t.join();
+    for (size_t k = 0; k < policies.size(); ++k) {
+      if (status[k] != 0) {
+        *error = errors[k];
+        return status[k];
+      }
+      rows->push_back(ExperimentRow{labels[i], std::move(results[k])});
     }
   }
   bar.finish();
@@ -259,6 +300,32 @@ int fig6(const ReplaySetup& s, std::string* error) {
   return write_csvs(s.out_dir + "/fig6", rows, error);
 }
 
+// What a learned staging rate adds: the setup's workload (40 documents unless --documents)
+// with and without a background reader halving the device's rate from 5 s to 15 s (or the
+// window of --interference), under demand, immediate, tempo-static, tempo and tempo-risk
+// (or --policy).
+int interference(const ReplaySetup& s, std::string* error) {
+  ReplaySetup base = s;
+  if (base.workload.documents == 0) base.workload.documents = 40;
+  if (base.policies.empty())
+    base.policies = {"demand", "immediate", "tempo-static", "tempo", "tempo-risk"};
+  ReplaySetup halved = base;
+  if (!halved.interference.active())
+    halved.interference = Interference{5 * kNsPerSec, 15 * kNsPerSec, 0.5};
+  base.interference = Interference{};
+  const Interference& w = halved.interference;
+  const std::vector<std::vector<std::pair<std::string, std::string>>> labels = {
+      {{"interference", "none"}, {"window_start_s", ""}, {"window_end_s", ""}, {"factor", "1"}},
+      {{"interference", "reader"},
+       {"window_start_s", fmt(ns_to_sec(w.start))},
+       {"window_end_s", fmt(ns_to_sec(w.end))},
+       {"factor", fmt(w.rate_factor)}}};
+  std::vector<ExperimentRow> rows;
+  if (const int r = run_grid({base, halved}, labels, s.progress, &rows, error); r != 0) return r;
+  print_summary_table(stdout, rows);
+  return write_csvs(s.out_dir + "/interference", rows, error);
+}
+
 }  // namespace
 
 ReplaySetup default_setup() {
@@ -271,13 +338,13 @@ ReplaySetup default_setup() {
 }
 
 const std::vector<std::string>& all_policies() {
-  static const std::vector<std::string> kAll = {"demand",  "immediate",    "queue-1",
-                                                "queue-4", "tempo-static", "tempo"};
+  static const std::vector<std::string> kAll = {"demand",       "immediate", "queue-1",   "queue-4",
+                                                "tempo-static", "tempo",     "tempo-risk"};
   return kAll;
 }
 
 std::vector<std::string> experiment_names() {
-  return {"compare", "fig1", "fig2", "fig4", "fig5", "fig6"};
+  return {"compare", "fig1", "fig2", "fig4", "fig5", "fig6", "interference"};
 }
 
 int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error) {
@@ -298,7 +365,9 @@ int run_experiment(const std::string& name, const ReplaySetup& s, std::string* e
   if (name == "fig4") return fig4(s, error);
   if (name == "fig5") return fig5(s, error);
   if (name == "fig6") return fig6(s, error);
-  *error = "unknown experiment '" + name + "': accepted compare, fig1, fig2, fig4, fig5, fig6";
+  if (name == "interference") return interference(s, error);
+  *error = "unknown experiment '" + name +
+           "': accepted compare, fig1, fig2, fig4, fig5, fig6, interference";
   return -EINVAL;
 }
 

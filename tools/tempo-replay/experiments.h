@@ -15,11 +15,15 @@ namespace tempo {
 struct ReplaySetup {
   std::string model = "llama-3.1-8b-instruct";
   std::string gpu = "h100-pcie-80gb";
-  SimStackConfig stack;  // device, budget, controller tick
+  SimStackConfig stack;       // device, budget, controller tick
+  Interference interference;  // sim device only: a window of reduced staging rate
+  // Admission waits for GPU KV memory (90% of HBM after the weights); off by default, as
+  // in the paper's figures (their workloads fit).
+  bool gpu_kv_memory = false;
   EngineConfig engine;
   WorkloadSpec workload;
   double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)
-  std::vector<std::string> policies;             // empty: all six and (where asked) dax-l1
+  std::vector<std::string> policies;             // empty: all seven and (where asked) dax-l1
   // "sim" (virtual time) or "uring" (real I/O on the wall clock: objects, fast tier and
   // budget shrunk by byte_scale, the store kept in store_dir between runs).
   std::string device = "sim";
@@ -28,13 +32,16 @@ struct ReplaySetup {
   double uring_calibration_bps = 2.0 * (1ull << 30);  // this disk's O_DIRECT rate, roughly
   std::string out_dir = "tempo-replay-out";
   bool progress = false;  // a progress bar on stderr
+  // Policies of one setup run side by side on this many threads (sim device only; results
+  // are the same as one at a time).
+  unsigned jobs = 1;
 };
 
 // The paper's defaults: 100 GiB fast tier, 50 GiB budget, 11 GiB/s staging in 8 slots,
 // 2 GiB/s demand path, 4 active sequences, NarrativeQA at 0.5 s intervals, 128-token cap.
 ReplaySetup default_setup();
 
-// The six commitment policies in the paper's order.
+// The paper's six commitment policies in its order, then tempo-risk.
 const std::vector<std::string>& all_policies();
 
 struct ExperimentRow {
@@ -45,7 +52,8 @@ struct ExperimentRow {
 // Runs `setup` once per policy. Returns 0 or a negative errno with *error.
 int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error);
 
-// Runs a named experiment ("compare", "fig1", "fig2", "fig4", "fig5", "fig6") and writes
+// Runs a named experiment ("compare", "fig1", "fig2", "fig4", "fig5", "fig6",
+// "interference") and writes
 // its CSVs under setup.out_dir/<name>/. Prints the summary table for "compare".
 int run_experiment(const std::string& name, const ReplaySetup& setup, std::string* error);
 

@@ -3,10 +3,13 @@
 #include <getopt.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "config/settings.h"
 #include "experiments.h"
@@ -17,23 +20,31 @@ void usage(std::FILE* out) {
   std::fprintf(
       out,
       "usage: tempo-replay [options]\n"
-      "  -e, --experiment NAME   compare (default), fig1, fig2, fig4, fig5, fig6\n"
+      "  -e, --experiment NAME   compare (default), fig1, fig2, fig4, fig5, fig6,\n"
+      "                          interference\n"
       "      --default-comparison  all policies, one model, 100%% ratio (make run)\n"
       "  -w, --workload NAME     narrativeqa (default), loogle, trace\n"
       "  -t, --trace FILE        JSONL trace (timestamp, input_length, output_length, hash_ids)\n"
       "      --block-tokens N    trace block size in tokens (default 512)\n"
       "      --skip-malformed    skip (and count) malformed trace lines\n"
+      "      --time-scale F      trace arrivals (rebased to 0) times F (default 1)\n"
+      "      --skip N            drop the trace's first N requests\n"
+      "      --first N           keep at most N trace requests (after --skip)\n"
       "  -m, --model NAME        llama-3.1-8b-instruct (default), qwen2.5-14b-instruct, or a "
       ".json\n"
       "      --gpu NAME          h100-pcie-80gb (default), or a .json\n"
       "  -p, --policy LIST       comma-separated: demand, immediate, queue-K, tempo-static,\n"
-      "                          tempo, dax-l1 (default: the six commitment policies)\n"
+      "                          tempo, tempo-risk[:W], dax-l1 (default: the seven\n"
+      "                          commitment policies)\n"
       "  -r, --ratio PCT         prefix cache ratio, percent (default 100)\n"
       "      --documents N       documents in the set (default 12, LooGLE 16)\n"
       "      --interval DUR      fixed arrival interval (default 500ms)\n"
       "      --rate R            Poisson arrivals at R requests/s instead\n"
-      "      --output-cap N      generation limit (default 128)\n"
+      "      --output-cap N      generation limit (default 128; a trace keeps its own\n"
+      "                          output lengths unless this is given)\n"
       "      --max-active N      active sequences (default 4)\n"
+      "      --gpu-kv-memory     admission also waits for GPU KV memory (90%% of HBM\n"
+      "                          after the weights)\n"
       "      --fast-tier BYTES   fast-tier capacity (default 100GiB)\n"
       "      --budget BYTES      protected-capacity budget (default 50GiB)\n"
       "      --staging-rate B/S  aggregate staging rate (default 11GiB)\n"
@@ -45,6 +56,11 @@ void usage(std::FILE* out) {
       "                          (default tempo-replay-store)\n"
       "      --byte-scale N      uring: objects, fast tier and budget are 1/N of the\n"
       "                          model's (default 16)\n"
+      "  -j, --jobs N            sim: policies run side by side on N threads\n"
+      "                          (default: the machine's hardware threads)\n"
+      "      --ttu-horizon DUR   TTU projection horizon (default 20s; 0: the whole queue)\n"
+      "      --interference W    sim: START:END:FACTOR, the staging rate times FACTOR\n"
+      "                          from START to END (e.g. 5s:15s:0.5)\n"
       "  -o, --out DIR           output directory (default tempo-replay-out)\n"
       "  -h, --help\n");
 }
@@ -80,7 +96,13 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
     kSlots,
     kSeed,
     kStore,
-    kScale
+    kScale,
+    kHorizon,
+    kTimeScale,
+    kSkipN,
+    kFirst,
+    kInterference,
+    kGpuKv
   };
   static const option kOpts[] = {{"experiment", required_argument, nullptr, 'e'},
                                  {"default-comparison", no_argument, nullptr, kDefault},
@@ -88,6 +110,9 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
                                  {"trace", required_argument, nullptr, 't'},
                                  {"block-tokens", required_argument, nullptr, kBlock},
                                  {"skip-malformed", no_argument, nullptr, kSkip},
+                                 {"time-scale", required_argument, nullptr, kTimeScale},
+                                 {"skip", required_argument, nullptr, kSkipN},
+                                 {"first", required_argument, nullptr, kFirst},
                                  {"model", required_argument, nullptr, 'm'},
                                  {"gpu", required_argument, nullptr, kGpu},
                                  {"policy", required_argument, nullptr, 'p'},
@@ -104,13 +129,17 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
                                  {"slots", required_argument, nullptr, kSlots},
                                  {"seed", required_argument, nullptr, kSeed},
                                  {"out", required_argument, nullptr, 'o'},
+                                 {"jobs", required_argument, nullptr, 'j'},
+                                 {"ttu-horizon", required_argument, nullptr, kHorizon},
+                                 {"interference", required_argument, nullptr, kInterference},
+                                 {"gpu-kv-memory", no_argument, nullptr, kGpuKv},
                                  {"device", required_argument, nullptr, 'd'},
                                  {"store", required_argument, nullptr, kStore},
                                  {"byte-scale", required_argument, nullptr, kScale},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   int c = 0;
-  while ((c = getopt_long(argc, argv, "e:w:t:m:p:r:o:d:h", kOpts, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "e:w:t:m:p:r:o:j:d:h", kOpts, nullptr)) != -1) {
     const std::string arg = optarg ? optarg : "";
     auto bytes = [&](uint64_t* out) {
       const int64_t b = tempo::parse_bytes(arg);
@@ -145,6 +174,24 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
       case kSkip:
         s->workload.skip_malformed = true;
         break;
+      case kTimeScale: {
+        char* end = nullptr;
+        const double f = std::strtod(optarg, &end);
+        if (!*optarg || *end || !(f > 0) || !std::isfinite(f))
+          return fail("--time-scale takes a positive factor");
+        s->workload.time_scale = f;
+        break;
+      }
+      case kSkipN:
+      case kFirst: {
+        char* end = nullptr;
+        const unsigned long long n = std::strtoull(optarg, &end, 10);
+        if (!*optarg || *end || optarg[0] == '-')
+          return fail(std::string(c == kSkipN ? "--skip" : "--first") +
+                      " takes a count of requests");
+        (c == kSkipN ? s->workload.skip : s->workload.first) = n;
+        break;
+      }
       case 'm':
         s->model = arg;
         break;
@@ -190,6 +237,7 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
       case kCap:
         if (!parse_u32(optarg, &s->workload.output_cap)) return fail("invalid --output-cap");
         s->engine.generation_limit = s->workload.output_cap;
+        s->workload.cap_trace_outputs = true;
         break;
       case kActive:
         if (!parse_u32(optarg, &s->engine.max_active)) return fail("invalid --max-active");
@@ -220,6 +268,23 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
       case 'o':
         s->out_dir = arg;
         break;
+      case kGpuKv:
+        s->gpu_kv_memory = true;
+        break;
+      case kInterference: {
+        std::string why;
+        if (tempo::parse_interference(arg, &s->interference, &why) != 0) return fail(why);
+        break;
+      }
+      case 'j':
+        if (!parse_u32(optarg, &s->jobs)) return fail("--jobs takes a positive integer");
+        break;
+      case kHorizon: {
+        const tempo::TimeNs d = tempo::parse_duration(arg);
+        if (d < 0) return fail("invalid --ttu-horizon '" + arg + "' (e.g. 20s, 0: none)");
+        s->engine.ttu_horizon = d == 0 ? tempo::kNever : d;
+        break;
+      }
       case 'd':
         if (arg != "sim" && arg != "uring") return fail("--device takes sim or uring");
         s->device = arg;
@@ -244,6 +309,11 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
   if (optind < argc) return fail(std::string("unexpected argument '") + argv[optind] + "'");
   if (s->workload.name == "trace" && s->workload.trace_path.empty())
     return fail("the trace workload needs --trace FILE");
+  const bool sliced = s->workload.time_scale != 1.0 || s->workload.skip || s->workload.first;
+  if (s->workload.name != "trace" && (sliced || s->workload.skip_malformed))
+    return fail("--time-scale, --skip, --first and --skip-malformed apply to traces only");
+  if (s->interference.active() && s->device != "sim")
+    return fail("--interference applies to the sim device only");
   if (s->stack.provider.budget_bytes >= s->stack.device.capacity_bytes)
     return fail("--budget must be below --fast-tier");
   return true;
@@ -253,6 +323,7 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
 
 int main(int argc, char** argv) {
   tempo::ReplaySetup setup = tempo::default_setup();
+  setup.jobs = std::max(1u, std::thread::hardware_concurrency());
   std::string experiment = "compare";
   if (!parse_args(argc, argv, &setup, &experiment)) return 2;
   setup.progress = isatty(STDERR_FILENO);

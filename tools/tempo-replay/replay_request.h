@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/object.h"
@@ -25,6 +26,8 @@ struct ReplayRequest {
 struct ReplayWorkload {
   std::vector<ReplayRequest> requests;
   std::vector<KvObject> preloaded;
+  uint64_t skipped_lines = 0;  // traces: malformed lines skipped (--skip-malformed) ...
+  std::string first_skipped;   // ... and the first one's error
 };
 
 }  // namespace tempo

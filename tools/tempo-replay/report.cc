@@ -2,9 +2,18 @@
 
 #include <cerrno>
 #include <fstream>
+#include <limits>
 #include <map>
 
 namespace tempo {
+
+std::string exact_seconds(TimeNs t) {
+  char buf[40];
+  const TimeNs a = t < 0 ? -t : t;
+  std::snprintf(buf, sizeof buf, "%s%lld.%09lld", t < 0 ? "-" : "",
+                static_cast<long long>(a / kNsPerSec), static_cast<long long>(a % kNsPerSec));
+  return buf;
+}
 
 const char* path_name(RetrievalPath p) {
   switch (p) {
@@ -14,6 +23,8 @@ const char* path_name(RetrievalPath p) {
       return "staged";
     case RetrievalPath::kOrdinary:
       return "ordinary";
+    case RetrievalPath::kRejected:
+      return "rejected";
     case RetrievalPath::kDaxL1:
       return "dax-l1";
   }
@@ -73,13 +84,14 @@ void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
 
 int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
   std::ofstream f(path);
+  f.precision(std::numeric_limits<double>::max_digits10);  // doubles read back exactly
   if (!f) return -errno;
   const auto base = demand_baselines(rows);
   if (!rows.empty())
     for (const auto& [name, value] : rows.front().labels) f << name << ",";
   f << "policy,completed,p95_ttft_s,mean_ttft_s,throughput_tps,c_gib_s_per_req,"
        "capacity_deferrals,deferred_claims,ordinary_claims,staged_gib,demand_gib,"
-       "p95_ttft_reduction_pct,throughput_gain_pct,staged_bytes,demand_bytes\n";
+       "p95_ttft_reduction_pct,throughput_gain_pct,staged_bytes,demand_bytes,rejected\n";
   for (const ExperimentRow& r : rows) {
     const ServingSummary& s = r.result.summary;
     for (const auto& [name, value] : r.labels) f << value << ",";
@@ -93,28 +105,30 @@ int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>&
       << r.result.deferred_claims << "," << r.result.ordinary_claims << ","
       << double(r.result.staged_bytes) / double(1ull << 30) << ","
       << double(r.result.demand_bytes) / double(1ull << 30) << "," << p95_red << "," << tput << ","
-      << r.result.staged_bytes << "," << r.result.demand_bytes << "\n";
+      << r.result.staged_bytes << "," << r.result.demand_bytes << "," << r.result.rejected << "\n";
   }
   return f.good() ? 0 : -EIO;
 }
 
 int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
   std::ofstream f(path);
+  f.precision(std::numeric_limits<double>::max_digits10);  // doubles read back exactly
   if (!f) return -errno;
   if (!rows.empty())
     for (const auto& [name, value] : rows.front().labels) f << name << ",";
   f << "policy,request,arrival_s,ttft_s,finish_s,output_tokens,prompt_tokens,cached_tokens,"
        "kv_bytes,path,admitted_s,kv_available_s,committed_s,ready_s,deferrals\n";
-  auto secs = [](TimeNs t) { return t < 0 ? std::string() : std::to_string(ns_to_sec(t)); };
+  auto secs = [](TimeNs t) { return t < 0 ? std::string() : exact_seconds(t); };
   for (const ExperimentRow& r : rows) {
     for (const RequestRecord& q : r.result.requests) {
       for (const auto& [name, value] : r.labels) f << value << ",";
       f << r.result.policy << "," << q.id << "," << secs(q.timing.arrival) << ","
-        << ns_to_sec(q.timing.first_token - q.timing.arrival) << "," << secs(q.timing.finish) << ","
-        << q.timing.output_tokens << "," << q.prompt_tokens << "," << q.cached_tokens << ","
-        << q.kv_bytes << "," << path_name(q.path) << "," << secs(q.admitted) << ","
-        << secs(q.kv_available) << "," << secs(q.claim.committed) << "," << secs(q.claim.ready)
-        << "," << q.deferrals << "\n";
+        << (q.timing.first_token < 0 ? std::string()
+                                     : exact_seconds(q.timing.first_token - q.timing.arrival))
+        << "," << secs(q.timing.finish) << "," << q.timing.output_tokens << "," << q.prompt_tokens
+        << "," << q.cached_tokens << "," << q.kv_bytes << "," << path_name(q.path) << ","
+        << secs(q.admitted) << "," << secs(q.kv_available) << "," << secs(q.claim.committed) << ","
+        << secs(q.claim.ready) << "," << q.deferrals << "\n";
     }
   }
   return f.good() ? 0 : -EIO;

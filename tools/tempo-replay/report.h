@@ -31,5 +31,7 @@ class Progress {
 };
 
 const char* path_name(RetrievalPath p);
+// A time in seconds with every nanosecond: "-0.000000001", "12.500000000".
+std::string exact_seconds(TimeNs t);
 
 }  // namespace tempo

@@ -1,7 +1,10 @@
 #include "serving_engine.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <functional>
+#include <queue>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -24,7 +27,20 @@ struct Live {
   Phase phase = Phase::kArriving;
   bool retrieved = false;
   uint32_t generated = 0;
+  TimeNs given = 0;     // the earliest TTU the claim was last given (its spread's lowest) ...
+  TimeNs given_at = 0;  // ... and when
 };
+
+// A claim past the horizon, to revise at `at` (if it was given nothing since given_at).
+struct Due {
+  TimeNs at = 0;
+  size_t index = 0;
+  TimeNs given_at = 0;
+  bool operator>(const Due& o) const { return at > o.at; }
+};
+
+// The head of the waiting queue projected at first (more as the horizon demands).
+constexpr size_t kMinWindow = 64;
 
 // Shifts every time of a record by -start (records are relative to the run's start).
 void rebase(RequestRecord* r, TimeNs start) {
@@ -85,20 +101,26 @@ class Engine final : public StackObserver {
     for (Live& l : live_) {
       if (l.phase != Phase::kDone) throw std::logic_error("replay: a request never finished");
       rebase(&l.rec, start);
-      timings.push_back(l.rec.timing);
       r.requests.push_back(l.rec);
+      if (l.rec.path == RetrievalPath::kRejected) {
+        ++r.rejected;
+        continue;
+      }
+      timings.push_back(l.rec.timing);
     }
     const StackStats stats = st_.stack().stats();
     const ControllerStats& cs = stats.controller;
     const ProviderStats& ps = stats.provider;
-    r.ledger_byte_seconds = ps.ledger_byte_seconds;
+    // In the model's bytes on every device: a real device ran at 1/byte_scale of them.
+    const auto scale = static_cast<double>(cfg_.byte_scale);
+    r.ledger_byte_seconds = ps.ledger_byte_seconds * scale;
     r.summary = summarize(timings, r.ledger_byte_seconds);
     r.capacity_deferrals = cs.capacity_deferrals;
     r.deferred_claims = cs.deferred_claims;
     r.ordinary_claims = cs.ordinary;
     r.end_time = now() - start;
-    r.staged_bytes = ps.staged_bytes;
-    r.demand_bytes = stats.device_stats.demand_bytes;
+    r.staged_bytes = ps.staged_bytes * cfg_.byte_scale;
+    r.demand_bytes = stats.device_stats.demand_bytes * cfg_.byte_scale;
     r.copied_bytes = copied_bytes_;
     if (ps.ledger_bytes != 0 || stats.device_stats.pins != 0)
       throw std::logic_error("replay: protection leaked past the run");
@@ -133,8 +155,22 @@ class Engine final : public StackObserver {
     l.rec.deferrals = v.deferrals;
   }
 
+  // KV tokens a request holds in GPU memory by its end (its prompt and its output); held
+  // from admission, as no preemption is modelled.
+  uint64_t kv_tokens(const Live& l) const {
+    return l.req->prompt_tokens + std::min(l.req->output_tokens, cfg_.generation_limit);
+  }
+
   void arrive(size_t i) {
     Live& l = live_[i];
+    const bool too_long = cfg_.max_context_tokens > 0 && kv_tokens(l) > cfg_.max_context_tokens;
+    const bool too_big = cfg_.kv_capacity_tokens > 0 && kv_tokens(l) > cfg_.kv_capacity_tokens;
+    if (too_long || too_big) {
+      l.rec.path = RetrievalPath::kRejected;
+      l.phase = Phase::kDone;
+      ++finished_;
+      return;
+    }
     // Prefix lookup: the longest run of leading chunks the SSD tier holds.
     for (const KvObject& o : l.req->prefix_chunks) {
       if (st_.stack().object_size(o.key) < 0) break;
@@ -146,6 +182,7 @@ class Engine final : public StackObserver {
     l.uncached_tokens = l.req->prompt_tokens - l.rec.cached_tokens;
     l.phase = Phase::kWaiting;
     waiting_.push_back(i);
+    order_changed_ = true;
     // The adapter reports the new hit with its TTU at once; admission waits for the GPU.
     scheduling_ = true;
     update_estimates();
@@ -158,9 +195,13 @@ class Engine final : public StackObserver {
     // KV that becomes available while scheduling is picked up below, not by re-entering.
     if (gpu_busy_ || scheduling_) return;
     scheduling_ = true;
-    while (running_.size() < cfg_.max_active && !waiting_.empty()) {
+    while (running_.size() < cfg_.max_active && !waiting_.empty() &&
+           (cfg_.kv_capacity_tokens == 0 ||
+            kv_used_ + kv_tokens(live_[waiting_.front()]) <= cfg_.kv_capacity_tokens)) {
       const size_t i = waiting_.front();
+      kv_used_ += kv_tokens(live_[i]);
       waiting_.pop_front();
+      order_changed_ = true;
       running_.push_back(i);
       admit(live_[i]);
     }
@@ -237,7 +278,8 @@ class Engine final : public StackObserver {
           record_claim(l);
         }
         const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
-        st_.driver().schedule_after(prefill, [this, &l] {
+        st_.driver().schedule_after(prefill, [this, &l, prefill, begun = now()] {
+          step_spread_.record(prefill, now() - begun);
           l.rec.timing.first_token = now();
           l.generated = 1;
           if (l.generated >= l.req->output_tokens)
@@ -257,7 +299,9 @@ class Engine final : public StackObserver {
       context += live_[i].req->prompt_tokens + live_[i].generated;
     }
     if (batch.empty()) return end_iteration();
-    st_.driver().schedule_after(costs_.decode_step_time(batch.size(), context), [this, batch] {
+    const TimeNs predicted = costs_.decode_step_time(batch.size(), context);
+    st_.driver().schedule_after(predicted, [this, batch, predicted, begun = now()] {
+      step_spread_.record(predicted, now() - begun);
       for (size_t i : batch) {
         Live& l = live_[i];
         if (++l.generated >= l.req->output_tokens) finish(l);
@@ -277,11 +321,15 @@ class Engine final : public StackObserver {
     l.rec.timing.output_tokens = l.generated;
     history_.record(l.generated);
     std::erase(running_, static_cast<size_t>(&l - live_.data()));
+    kv_used_ -= kv_tokens(l);
     ++finished_;
   }
 
-  // The runtime adapter: a snapshot after the scheduling iteration, projected to TTUs;
-  // new hits are reported, the others revised; then the waiting order.
+  // The runtime adapter: a snapshot after the scheduling iteration, projected to TTUs up to
+  // the horizon; new hits are reported, the others revised; then the waiting order, if it
+  // changed. Only the head of the queue is projected: `window_` requests, doubled while every
+  // claim in it lies within the horizon. A claim past the horizon holds a lower bound later
+  // than the horizon and is revised once that bound has decayed to half the horizon.
   void update_estimates() {
     if (dax_) return;
     std::vector<RunningRequest> running;
@@ -298,34 +346,77 @@ class Engine final : public StackObserver {
       r.ready_in = l.phase == Phase::kAwaitKv ? committed_ready_in(l) : 0;
       running.push_back(r);
     }
-    std::vector<WaitingRequest> waiting;
-    for (size_t i : waiting_) {
-      const Live& l = live_[i];
-      WaitingRequest wr;
-      wr.uncached_prompt_tokens = l.uncached_tokens;
-      wr.cached_prompt_tokens = l.rec.cached_tokens;
-      if (!l.hit.empty()) wr.claim = l.claim;  // kNoClaim until reported
-      wr.retrieval_bytes = l.rec.kv_bytes;
-      wr.ready_in = committed_ready_in(l);
-      waiting.push_back(wr);
-    }
-    SchedulerSnapshot snap{running, waiting, cfg_.max_active, cfg_.generation_limit};
     std::vector<ClaimTtu> ttus;
-    if (estimate_ttu(snap, costs_, history_, &ttus) != 0)
-      throw std::logic_error("replay: TTU estimator refused the snapshot");
-    for (const ClaimTtu& t : ttus) {
-      Live& l = live_[waiting_[t.queue_position]];
-      if (l.claim) {
-        st_.stack().revise(l.claim, t.ttu);
-        continue;
+    size_t n = std::min(window_, waiting_.size());
+    for (;;) {
+      std::vector<WaitingRequest> waiting;
+      for (size_t q = 0; q < n; ++q) {
+        const Live& l = live_[waiting_[q]];
+        WaitingRequest wr;
+        wr.uncached_prompt_tokens = l.uncached_tokens;
+        wr.cached_prompt_tokens = l.rec.cached_tokens;
+        if (!l.hit.empty()) wr.claim = l.claim;  // kNoClaim until reported
+        wr.retrieval_bytes = l.rec.kv_bytes;
+        wr.ready_in = committed_ready_in(l);
+        waiting.push_back(wr);
       }
-      if (st_.stack().report(l.hit, t.ttu, &l.claim) != 0)
-        throw std::logic_error("replay: claim report refused");
-      by_claim_[l.claim] = static_cast<size_t>(&l - live_.data());
+      SchedulerSnapshot snap{running, waiting, cfg_.max_active, cfg_.generation_limit,
+                             cfg_.ttu_horizon};
+      if (estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus) != 0)
+        throw std::logic_error("replay: TTU estimator refused the snapshot");
+      const bool open = ttus.empty() || !ttus.back().beyond;
+      if (!open || n == waiting_.size()) break;
+      n = std::min(2 * n, waiting_.size());
     }
+    const auto first_beyond =
+        std::find_if(ttus.begin(), ttus.end(), [](const ClaimTtu& t) { return t.beyond; });
+    const size_t reach = first_beyond == ttus.end() ? n : first_beyond->queue_position + 1;
+    window_ = std::max(kMinWindow, 2 * reach);
+    for (const ClaimTtu& t : ttus) give(waiting_[t.queue_position], t.ttu, t.spread, t.beyond);
+    if (n < waiting_.size()) {
+      // Behind a claim past the horizon: past it too, and at least as late.
+      const ClaimTtu& last = ttus.back();
+      const TimeNs bound = std::min(last.ttu, last.spread.at.front());
+      const TtuQuantiles spread = TtuQuantiles::point(bound);
+      for (size_t q = waiting_.size(); q-- > n;) {
+        const Live& l = live_[waiting_[q]];
+        if (l.hit.empty()) continue;
+        if (l.claim) break;  // reported on arrival: the ones before it were too
+        give(waiting_[q], bound, spread, true);
+      }
+      while (!due_.empty() && due_.top().at <= now()) {
+        const Due d = due_.top();
+        due_.pop();
+        const Live& l = live_[d.index];
+        if (l.phase == Phase::kWaiting && l.given_at == d.given_at)
+          give(d.index, bound, spread, true);
+      }
+    }
+    if (!order_changed_) return;
+    order_changed_ = false;
     std::vector<ClaimId> order;
     for (size_t i : waiting_) order.push_back(live_[i].claim ? live_[i].claim : kNoClaim);
     st_.stack().update_order(order);
+  }
+
+  // Gives request i's claim its TTU: reports a new hit; revises a known one, unless both the
+  // TTU and the last one given lie past the horizon (the last not yet decayed to half of it).
+  void give(size_t i, TimeNs ttu, const TtuQuantiles& spread, bool beyond) {
+    Live& l = live_[i];
+    const TimeNs half = cfg_.ttu_horizon / 2;
+    if (l.claim) {
+      if (beyond && l.given - (now() - l.given_at) >= half) return;
+      st_.stack().revise(l.claim, ttu, &spread);
+    } else {
+      if (st_.stack().report(l.hit, ttu, &l.claim, &spread) != 0)
+        throw std::logic_error("replay: claim report refused");
+      by_claim_[l.claim] = i;
+      order_changed_ = true;
+    }
+    l.given = std::min(ttu, spread.at.front());
+    l.given_at = now();
+    if (beyond && cfg_.ttu_horizon != kNever)
+      due_.push({l.given_at + l.given - half, i, l.given_at});
   }
 
   // How long until a committed, still staging claim is stage-ready (the stack's TTR).
@@ -347,6 +438,11 @@ class Engine final : public StackObserver {
   std::vector<size_t> running_;
   std::unordered_map<ClaimId, size_t> by_claim_;
   OutputLengthHistory history_;
+  StepCostSpread step_spread_;
+  size_t window_ = kMinWindow;
+  uint64_t kv_used_ = 0;  // GPU KV tokens held by the running requests
+  bool order_changed_ = false;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   bool gpu_busy_ = false;
   bool scheduling_ = false;
   std::vector<size_t> iter_ready_, iter_batch_;
@@ -362,7 +458,8 @@ RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
 }
 
 RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
-                      const EngineConfig& engine, const StepCosts& costs) {
+                      const EngineConfig& engine, const StepCosts& costs,
+                      const Interference& interference) {
   SimStackConfig s = stack;
   if (engine.policy != "dax-l1") {
     auto p = parse_policy(engine.policy);
@@ -370,6 +467,7 @@ RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stac
     s.controller.policy = *p;
   }
   SimServingStack st(s);
+  st.device().set_interference(interference);
   return run_serving(workload, st, engine, costs);
 }
 

@@ -44,6 +44,7 @@ class ServingStack {
 class SimServingStack final : public ServingStack {
  public:
   explicit SimServingStack(const SimStackConfig& config) : sim_(config) {}
+  SimDevice& device() { return sim_.device; }
   Driver& driver() override { return sim_.driver; }
   Stack& stack() override { return sim_.stack; }
   int preload(const KvObject& object, std::string* error) override;

@@ -1,7 +1,12 @@
 #include "workloads.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <fstream>
 #include <functional>
+#include <iterator>
+#include <sstream>
 #include <unordered_set>
 
 #include "workload/documents.h"
@@ -30,21 +35,52 @@ ReplayWorkload to_replay(const std::vector<Request>& requests) {
   return w;
 }
 
+namespace {
+
+// The trace requests a run keeps (sorted by arrival): --skip and --first, arrivals rebased to
+// the first kept one and scaled, outputs capped only when asked.
+void slice_trace(const WorkloadSpec& spec, std::vector<Request>* requests) {
+  const uint64_t skip = std::min<uint64_t>(spec.skip, requests->size());
+  requests->erase(requests->begin(), requests->begin() + static_cast<ptrdiff_t>(skip));
+  if (spec.first > 0 && requests->size() > spec.first) requests->resize(spec.first);
+  const TimeNs origin = requests->empty() ? 0 : requests->front().arrival;
+  for (Request& q : *requests) {
+    q.arrival = static_cast<TimeNs>(
+        std::llround(static_cast<double>(q.arrival - origin) * spec.time_scale));
+    if (spec.cap_trace_outputs) q.output_tokens = std::min(q.output_tokens, spec.output_cap);
+  }
+}
+
+}  // namespace
+
 int build_workload(const WorkloadSpec& spec, const ExecModel& model, ReplayWorkload* out,
                    std::string* error) {
   // One key space per model: the same text has different KV bytes under each.
   const uint64_t key_namespace = std::hash<std::string>{}(model.model().name);
   std::vector<Request> requests;
+  TraceStats stats;
   if (spec.name == "trace") {
+    if (!(spec.time_scale > 0) || !std::isfinite(spec.time_scale)) {
+      *error = "the time scale must be positive";
+      return -EINVAL;
+    }
     TraceOptions t;
     t.block_tokens = spec.trace_block_tokens;
     t.kv_bytes_per_token = model.kv_bytes_per_token();
     t.key_namespace = key_namespace;
     t.skip_malformed = spec.skip_malformed;
-    TraceStats stats;
-    const int r = load_trace(spec.trace_path, t, &requests, &stats, error);
+    std::ifstream file(spec.trace_path);
+    if (!file) {
+      *error = "cannot read " + spec.trace_path;
+      return -ENOENT;
+    }
+    // Trailing blank lines (an editor's final newline and more) end the trace.
+    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    text.erase(text.find_last_not_of(" \t\r\n") + 1);
+    std::istringstream in(text);
+    const int r = parse_trace(in, spec.trace_path, t, &requests, &stats, error);
     if (r != 0) return r;
-    for (Request& q : requests) q.output_tokens = std::min(q.output_tokens, spec.output_cap);
+    slice_trace(spec, &requests);
   } else {
     std::vector<Document> docs;
     if (spec.name == "narrativeqa") {
@@ -69,6 +105,8 @@ int build_workload(const WorkloadSpec& spec, const ExecModel& model, ReplayWorkl
     }
   }
   *out = to_replay(requests);
+  out->skipped_lines = stats.skipped;
+  out->first_skipped = stats.first_skipped;
   return 0;
 }
 

@@ -20,7 +20,15 @@ struct WorkloadSpec {
   uint32_t chunk_tokens = 256;        // document sets
   uint32_t trace_block_tokens = 512;  // traces
   bool skip_malformed = false;        // traces
-  ArrivalSpec arrivals;               // document sets; traces use their timestamps
+  // Traces keep their output lengths unless this is set (then output_cap caps them too).
+  bool cap_trace_outputs = false;
+  // Traces: arrivals start at 0 (the first kept request's timestamp is subtracted) and are
+  // then multiplied by time_scale (0.5: twice as fast); `skip` requests are dropped from the
+  // start and at most `first` kept (0: all).
+  double time_scale = 1.0;
+  uint64_t skip = 0;
+  uint64_t first = 0;
+  ArrivalSpec arrivals;  // document sets; traces use their timestamps
   uint64_t seed = 1;
 };
 

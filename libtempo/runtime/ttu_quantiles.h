@@ -1,0 +1,42 @@
+// A claim's time-to-use as a distribution: its TTU at a few fixed probabilities, what the
+// runtime's estimator produces and the risk-aware commit rule (controller/risk_policy.h)
+// reads. Quantile k is the time by which retrieval begins with probability kTtuLevels[k].
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "core/time.h"
+
+namespace tempo {
+
+inline constexpr std::array<double, 5> kTtuLevels = {0.05, 0.25, 0.5, 0.75, 0.95};
+
+struct TtuQuantiles {
+  std::array<TimeNs, kTtuLevels.size()> at{};  // non-decreasing
+
+  // Every quantile at one value: a TTU known exactly.
+  static TtuQuantiles point(TimeNs ttu);
+  // The TTU at probability p: linear between the levels, the outermost quantile beyond.
+  TimeNs at_level(double p) const;
+  // The same distribution `elapsed` later (every quantile shifted down).
+  TtuQuantiles shifted(TimeNs elapsed) const;
+};
+
+// Element k: the nearest-rank kTtuLevels[k]-quantile of `values` (not empty; sorted in
+// place): the smallest value with at least that share of them at or below it.
+template <typename T>
+std::array<T, kTtuLevels.size()> level_quantiles(std::vector<T>* values) {
+  std::sort(values->begin(), values->end());
+  std::array<T, kTtuLevels.size()> out{};
+  for (size_t k = 0; k < kTtuLevels.size(); ++k) {
+    const double rank = std::ceil(kTtuLevels[k] * static_cast<double>(values->size()));
+    out[k] = (*values)[static_cast<size_t>(std::max(rank, 1.0)) - 1];
+  }
+  return out;
+}
+
+}  // namespace tempo

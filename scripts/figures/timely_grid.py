@@ -1,0 +1,153 @@
+#!/usr/bin/python3 -B
+"""The timely grid (issue 14): every cell of models x prefix ratios x fast-tier capacities x
+arrivals x seeds x workloads under the seven commitment policies, each cell checked
+against the issue's bar for tempo-risk (the risk-aware rule):
+
+  p95   tempo-risk's p95 TTFT <= 1.01 x the best of immediate, queue-1, queue-4,
+        tempo-static and tempo (the paper's point rule), and <= demand's;
+  C     tempo-risk's C <= that of every advance-staging policy (immediate, queue-1,
+        queue-4, tempo-static, tempo);
+  cut   where requests wait on average >= 1 s before admission under tempo-risk, its C is
+        >= 63% below immediate's.
+
+Then the Pareto sweep: per model, one cell (100% ratio, 100 GiB, 0.5 s intervals, seed 1,
+NarrativeQA) with tempo-risk's knob W swept, the baselines as points.
+
+usage: timely_grid.py TEMPO_REPLAY OUT [--quick]
+Writes OUT/timely-grid/{grid.csv,checks.csv,pareto.csv,pareto-<model>.png} and prints one
+line per cell and every failing check with what failed by how much. --quick runs one cell
+and a 3-point sweep (the smoke test in make test).
+"""
+
+import argparse
+import csv
+import itertools
+import os
+import subprocess
+import sys
+
+import replay_csv as rc
+
+POLICIES = ["demand", "immediate", "queue-1", "queue-4", "tempo-static", "tempo", "tempo-risk"]
+ADVANCE = ["immediate", "queue-1", "queue-4", "tempo-static", "tempo"]
+MODELS = {"llama-3.1-8b-instruct": "llama", "qwen2.5-14b-instruct": "qwen"}
+RATIOS = [50, 75, 100]
+TIERS = [100, 50, 25]  # GiB; the budget is half
+ARRIVALS = [("fixed-0.5s", ["--interval", "500ms"]), ("poisson-light", ["--rate", "0.25"]),
+            ("poisson-medium", ["--rate", "0.5"]), ("poisson-heavy", ["--rate", "1"])]
+SEEDS = [1, 2, 3]
+WORKLOADS = ["narrativeqa", "loogle"]
+KNOBS = [0.25, 0.5, 1, 2, 4, 6, 8, 16, 32]
+
+
+def run(binary, out, args):
+    cmd = [binary, "-e", "compare", "-o", out] + args
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        rc.fail("%s failed: %s" % (" ".join(cmd), p.stderr.strip()))
+    summary = {r["policy"]: r for r in rc.read_csv(os.path.join(out, "compare", "summary.csv"), ["policy"])}
+    reqs = rc.read_csv(os.path.join(out, "compare", "requests.csv"), ["policy", "arrival_s", "admitted_s"])
+    return summary, reqs
+
+
+def mean_wait(reqs, policy):
+    waits = [r["admitted_s"] - r["arrival_s"] for r in reqs if r["policy"] == policy]
+    return sum(waits) / len(waits)
+
+
+def checks(s, wait):
+    """(name, passed, what) for one cell."""
+    risk = s["tempo-risk"]
+    best = min(ADVANCE, key=lambda p: s[p]["p95_ttft_s"])
+    bound = min(1.01 * s[best]["p95_ttft_s"], s["demand"]["p95_ttft_s"])
+    out = [("p95", risk["p95_ttft_s"] <= bound,
+            "%.3f s vs %s %.3f s (%+.1f%%), demand %.3f s" % (
+                risk["p95_ttft_s"], best, s[best]["p95_ttft_s"],
+                100 * (risk["p95_ttft_s"] / s[best]["p95_ttft_s"] - 1), s["demand"]["p95_ttft_s"]))]
+    above = [p for p in ADVANCE if risk["c_gib_s_per_req"] > s[p]["c_gib_s_per_req"]]
+    out.append(("C", not above, "C %.2f above %s" % (risk["c_gib_s_per_req"], ", ".join(
+        "%s %.2f" % (p, s[p]["c_gib_s_per_req"]) for p in above)) if above else "C %.2f" % risk["c_gib_s_per_req"]))
+    if wait >= 1.0:
+        imm = s["immediate"]["c_gib_s_per_req"]
+        cut = 1 - risk["c_gib_s_per_req"] / imm if imm > 0 else 1.0
+        out.append(("cut", cut >= 0.63, "C %.0f%% below immediate's (mean wait %.1f s)" % (100 * cut, wait)))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("binary")
+    ap.add_argument("out")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    root = os.path.join(a.out, "timely-grid")
+    os.makedirs(root, exist_ok=True)
+    cells = list(itertools.product(MODELS, RATIOS, TIERS, ARRIVALS, SEEDS, WORKLOADS))
+    knobs = [1, 6, 32] if a.quick else KNOBS
+    if a.quick:
+        cells = [("llama-3.1-8b-instruct", 100, 100, ARRIVALS[0], 1, "narrativeqa")]
+    grid_rows, check_rows, failed = [], [], 0
+    for model, ratio, tier, (arrival, arrival_args), seed, workload in cells:
+        name = "%s-%d-%dg-%s-s%d-%s" % (MODELS[model], ratio, tier, arrival, seed, workload)
+        args = ["-m", model, "-r", str(ratio), "--fast-tier", "%dGiB" % tier, "--budget",
+                "%dMiB" % (tier * 512), "--seed", str(seed), "-w", workload, "-p", ",".join(POLICIES)] + arrival_args
+        s, reqs = run(a.binary, os.path.join(root, "cells", name), args)
+        wait = mean_wait(reqs, "tempo-risk")
+        for p in POLICIES:
+            grid_rows.append([name, model, ratio, tier, arrival, seed, workload, p,
+                              repr(s[p]["p95_ttft_s"]), repr(s[p]["c_gib_s_per_req"])])
+        verdicts = checks(s, wait)
+        bad = [c for c in verdicts if not c[1]]
+        failed += bool(bad)
+        for c in verdicts:
+            check_rows.append([name, c[0], "pass" if c[1] else "FAIL", c[2]])
+        print("%-44s %s  %s" % (name, " ".join("%s %.2f/%.1f" % (p, s[p]["p95_ttft_s"], s[p]["c_gib_s_per_req"])
+                                             for p in POLICIES), "ok" if not bad else "FAIL " + "; ".join(
+                                                 "%s: %s" % (c[0], c[2]) for c in bad)))
+    with open(os.path.join(root, "grid.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["cell", "model", "ratio", "fast_tier_gib", "arrivals", "seed", "workload", "policy",
+                    "p95_ttft_s", "c_gib_s_per_req"])
+        w.writerows(grid_rows)
+    with open(os.path.join(root, "checks.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["cell", "check", "result", "what"])
+        w.writerows(check_rows)
+    print("timely-grid: %d of %d cells pass every check" % (len(cells) - failed, len(cells)))
+    pareto(a.binary, root, knobs)
+
+
+def pareto(binary, root, knobs):
+    rows = []
+    for model in MODELS:
+        policies = POLICIES[:-1] + ["tempo-risk:%g" % w for w in knobs]
+        s, _ = run(binary, os.path.join(root, "pareto", MODELS[model]), ["-m", model, "-p", ",".join(policies)])
+        for p in policies:
+            rows.append([model, p, repr(s[p]["p95_ttft_s"]), repr(s[p]["c_gib_s_per_req"])])
+    with open(os.path.join(root, "pareto.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["model", "policy", "p95_ttft_s", "c_gib_s_per_req"])
+        w.writerows(rows)
+    for model in MODELS:
+        pts = [r for r in rows if r[0] == model]
+        fig, ax = rc.plt.subplots(figsize=(4.8, 3.4))
+        sweep = [(float(r[3]), float(r[2]), r[1].split(":")[1]) for r in pts if r[1].startswith("tempo-risk:")]
+        ax.plot([x for x, _, _ in sweep], [y for _, y, _ in sweep], "-o", color=rc.color("tempo-risk"), ms=4,
+                label="TempoKV-Risk, W swept")
+        for x, y, w in sweep:
+            ax.annotate(w, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        for r in pts:
+            if not r[1].startswith("tempo-risk:"):
+                ax.plot(float(r[3]), float(r[2]), "s", color=rc.color(r[1]), ms=6, label=rc.label(r[1]))
+        ax.set_xlabel("C (GiB*s/request)", fontsize=8)
+        ax.set_ylabel("p95 TTFT (s)", fontsize=8)
+        ax.set_title("%s, 100%%, 0.5 s intervals" % rc.MODEL_LABELS.get(model, model), fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+        fig.tight_layout()
+        rc.save(fig, os.path.join(root, "pareto-%s.png" % MODELS[model]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
