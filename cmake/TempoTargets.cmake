@@ -45,3 +45,16 @@ function(tempo_add_bench name)
   add_executable(${name} ${B_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE tempo_study benchmark::benchmark ${B_LIBS})
 endfunction()
+
+# tempo_python_test_env(OUT vars...): OUT = vars plus, under ASan, what an uninstrumented
+# interpreter needs to load the instrumented library (the ASan runtime first, no leak report
+# of the interpreter's own allocations).
+function(tempo_python_test_env out)
+  set(env ${ARGN})
+  if(TEMPO_SANITIZE STREQUAL "address")
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
+                    OUTPUT_VARIABLE libasan OUTPUT_STRIP_TRAILING_WHITESPACE)
+    list(APPEND env "LD_PRELOAD=${libasan}" "ASAN_OPTIONS=detect_leaks=0")
+  endif()
+  set(${out} "${env}" PARENT_SCOPE)
+endfunction()

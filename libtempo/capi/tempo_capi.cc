@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "capi/capi_context.h"
+#include "client/daemon_client.h"
+#include "client/wire.h"
 #include "config/config_file.h"
 #include "config/settings.h"
 #include "control/control_server.h"
@@ -23,6 +25,7 @@ struct tempo_config {
 struct tempo_ctx {
   std::atomic<int> refs{1};
   std::unique_ptr<tempo::Context> context;
+  std::unique_ptr<tempo::DaemonClient> client;    // device = daemon: every call goes to tempod
   std::unique_ptr<tempo::ControlServer> control;  // declared after: stops before the context
   tempo_log_fn log_fn = nullptr;
   void* log_data = nullptr;
@@ -43,6 +46,25 @@ int with_ctx(tempo_ctx* ctx, F&& f) {
   } catch (...) {
     return -EIO;
   }
+}
+
+// In client mode, runs `f` on the daemon client and stores its result in *r: true then.
+template <typename F>
+bool on_daemon(tempo_ctx* ctx, int* r, F&& f) {
+  if (!ctx || !ctx->client) return false;
+  try {
+    *r = f(*ctx->client);
+  } catch (const std::bad_alloc&) {
+    *r = -ENOMEM;
+  }
+  return true;
+}
+
+// The daemon's socket when this configuration selects client mode (device = daemon, or
+// TEMPO_DAEMON in the environment), else "".
+std::string daemon_socket(const tempo::Settings& s) {
+  if (const char* env = std::getenv("TEMPO_DAEMON"); env && *env) return env;
+  return s.device == "daemon" ? s.daemon.socket : "";
 }
 
 // Runs `f` with the context's stack, on its driver.
@@ -98,6 +120,16 @@ TEMPO_EXPORT int tempo_ctx_new(tempo_config* config, tempo_ctx** out) {
   *out = nullptr;
   try {
     config->error.clear();
+    if (const std::string socket = daemon_socket(config->settings); !socket.empty()) {
+      std::unique_ptr<tempo::DaemonClient> client;
+      const int err = tempo::DaemonClient::connect(socket, config->settings.daemon.engine, &client,
+                                                   &config->error);
+      if (err != 0) return err;
+      auto* ctx = new tempo_ctx();
+      ctx->client = std::move(client);
+      *out = ctx;
+      return 0;
+    }
     std::unique_ptr<tempo::Context> context;
     int err = tempo::Context::create(config->settings, &context, &config->error);
     if (err != 0) return err;
@@ -124,6 +156,10 @@ TEMPO_EXPORT tempo_ctx* tempo_ctx_ref(tempo_ctx* ctx) {
 
 TEMPO_EXPORT void tempo_ctx_unref(tempo_ctx* ctx) {
   if (!ctx || ctx->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (ctx->client) {  // closing the connection cancels its claims in the daemon
+    delete ctx;
+    return;
+  }
   const size_t live = ctx->context->call([](tempo::Stack& s) { return s.cancel_live(); });
   if (live > 0) log(ctx, 6, "tempo: context closed with " + std::to_string(live) + " live claims");
   delete ctx;
@@ -137,6 +173,9 @@ TEMPO_EXPORT void tempo_ctx_set_log_fn(tempo_ctx* ctx, tempo_log_fn fn, void* da
 
 TEMPO_EXPORT int64_t tempo_ctx_now(tempo_ctx* ctx) {
   int64_t now = -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.now(&now); }))
+    return rc == 0 ? now : rc;
   with_ctx(ctx, [&](tempo::Context& in) {
     now = in.now();
     return 0;
@@ -145,6 +184,8 @@ TEMPO_EXPORT int64_t tempo_ctx_now(tempo_ctx* ctx) {
 }
 
 TEMPO_EXPORT int tempo_ctx_tick(tempo_ctx* ctx) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [](tempo::DaemonClient& d) { return d.tick(); })) return rc;
   return with_stack(ctx, [](tempo::Stack& s) {
     s.tick();
     return 0;
@@ -153,44 +194,17 @@ TEMPO_EXPORT int tempo_ctx_tick(tempo_ctx* ctx) {
 
 TEMPO_EXPORT int tempo_ctx_stats(tempo_ctx* ctx, tempo_stats* s) {
   if (!s) return -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.stats(s); })) return rc;
   return with_stack(ctx, [&](tempo::Stack& in) {
-    const tempo::StackStats all = in.stats();
-    const tempo::ControllerStats& c = all.controller;
-    const tempo::ProviderStats& p = all.provider;
-    const tempo::DeviceStats& d = all.device_stats;
-    *s = tempo_stats{};
-    s->now_ns = all.now;
-    s->budget_bytes = p.budget_bytes;
-    s->ledger_bytes = p.ledger_bytes;
-    s->reserved_bytes = p.reserved_bytes;
-    s->claims_reported = c.reported;
-    s->claims_committed = c.committed;
-    s->capacity_deferrals = c.capacity_deferrals;
-    s->deferred_claims = c.deferred_claims;
-    s->claims_ordinary = c.ordinary;
-    s->claims_failed_over = c.failovers;
-    s->claims_cancelled = c.cancelled;
-    s->claims_released = c.released;
-    s->claims_failed = c.failed;
-    s->claims_planned = c.planned;
-    s->claims_live = c.live;
-    s->stage_ops = p.stage_completed;
-    s->staged_bytes = p.staged_bytes;
-    s->stage_errors = p.stage_failed;
-    s->outstanding_ops = p.outstanding_ops;
-    s->fast_tier_capacity_bytes = all.fast_tier_capacity_bytes;
-    s->fast_tier_used_bytes = d.resident_bytes;
-    s->pinned_bytes = d.pinned_bytes;
-    s->evictions = d.evictions;
-    s->demand_bytes = d.demand_bytes;
-    s->effective_rate_bps = p.effective_rate_bps;
-    s->protected_gib_seconds = p.ledger_byte_seconds / double(1ull << 30);
+    tempo::to_stats(in.stats(), s);
     return 0;
   });
 }
 
 TEMPO_EXPORT int tempo_sim_add_objects(tempo_ctx* ctx, const tempo_object* objects, size_t count) {
   if (!objects && count) return -EINVAL;
+  if (ctx && ctx->client) return -EOPNOTSUPP;
   return with_ctx(ctx, [&](tempo::Context& in) {
     std::vector<tempo::KvObject> v(count);
     for (size_t i = 0; i < count; ++i) v[i] = {objects[i].key, objects[i].bytes};
@@ -199,6 +213,7 @@ TEMPO_EXPORT int tempo_sim_add_objects(tempo_ctx* ctx, const tempo_object* objec
 }
 
 TEMPO_EXPORT int tempo_sim_advance(tempo_ctx* ctx, int64_t ns) {
+  if (ctx && ctx->client) return -EOPNOTSUPP;
   return with_ctx(ctx, [&](tempo::Context& in) { return in.sim_advance(ns); });
 }
 
@@ -206,6 +221,10 @@ TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects,
                                     int64_t ttu_ns, tempo_claim_id* id) {
   // Over the limit, refused before copying what could be gigabytes.
   if (!id || (!objects && count) || count > tempo::kMaxManifestObjects) return -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc,
+                [&](tempo::DaemonClient& d) { return d.report(objects, count, ttu_ns, id); }))
+    return rc;
   return with_stack(ctx, [&](tempo::Stack& in) {
     tempo::Manifest m(count);
     for (size_t i = 0; i < count; ++i) m[i] = {objects[i].key, objects[i].bytes};
@@ -214,17 +233,24 @@ TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects,
 }
 
 TEMPO_EXPORT int tempo_claim_revise(tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.revise(id, ttu_ns); })) return rc;
   return with_stack(ctx, [&](tempo::Stack& in) { return in.revise(id, ttu_ns); });
 }
 
 TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
   if (!ids && count) return -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.order(ids, count); })) return rc;
   return with_stack(
       ctx, [&](tempo::Stack& in) { return in.update_order(std::span<const ClaimId>(ids, count)); });
 }
 
 TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id, int* outcome) {
   if (!outcome) return -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.request_retrieval(id, outcome); }))
+    return rc;
   return with_stack(ctx, [&](tempo::Stack& in) {
     tempo::RetrievalOutcome o{};
     const int r = in.request_retrieval(id, &o);
@@ -235,37 +261,31 @@ TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id
 
 TEMPO_EXPORT int tempo_claim_query(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* info) {
   if (!info) return -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.query(id, info); })) return rc;
   return with_stack(ctx, [&](tempo::Stack& in) {
     tempo::ClaimView c;
-    if (const int r = in.query(id, &c); r != 0) return r;
-    *info = tempo_claim_info{};
-    info->state = static_cast<uint32_t>(c.state);
-    info->error = c.error;
-    info->bytes = c.bytes;
-    info->ttu_ns = c.ttu;
-    info->laxity_ns = c.laxity.value_or(TEMPO_LAXITY_NONE);
-    info->flags = (c.cancel_pending ? TEMPO_CLAIM_F_CANCEL_PENDING : 0u) |
-                  (c.never_fits ? TEMPO_CLAIM_F_NEVER_FITS : 0u);
-    info->deferrals = c.deferrals;
-    info->reported_ns = c.timing.reported;
-    info->committed_ns = c.timing.committed;
-    info->ready_ns = c.timing.ready;
-    info->retrieval_requested_ns = c.timing.retrieval_requested;
-    info->transfer_begin_ns = c.timing.transfer_begin;
-    info->ended_ns = c.timing.ended;
+    if (const int err = in.query(id, &c); err != 0) return err;
+    tempo::to_claim_info(c, info);
     return 0;
   });
 }
 
 TEMPO_EXPORT int tempo_claim_transfer_begin(tempo_ctx* ctx, tempo_claim_id id) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.transfer_begin(id); })) return rc;
   return with_stack(ctx, [&](tempo::Stack& in) { return in.begin_transfer(id); });
 }
 
 TEMPO_EXPORT int tempo_claim_transfer_end(tempo_ctx* ctx, tempo_claim_id id) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.transfer_end(id); })) return rc;
   return with_stack(ctx, [&](tempo::Stack& in) { return in.end_transfer(id); });
 }
 
 TEMPO_EXPORT int tempo_claim_cancel(tempo_ctx* ctx, tempo_claim_id id) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.cancel(id); })) return rc;
   return with_stack(ctx, [&](tempo::Stack& in) { return in.cancel(id); });
 }
 
@@ -286,12 +306,17 @@ TEMPO_EXPORT int tempo_config_load(tempo_config* config, const char* path) {
 }
 
 TEMPO_EXPORT const char* tempo_ctx_device(tempo_ctx* ctx) {
+  if (ctx && ctx->client) return ctx->client->device();
   return ctx && ctx->context ? ctx->context->device_kind().data() : nullptr;
 }
 
 TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
                                         int* outcome) {
   if (!outcome || timeout_ns < 0) return -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc,
+                [&](tempo::DaemonClient& d) { return d.wait_ready(id, timeout_ns, outcome); }))
+    return rc;
   return with_ctx(ctx, [&](tempo::Context& in) {
     tempo::RetrievalOutcome o{};
     const int r = in.wait_ready(id, timeout_ns, &o);
@@ -303,6 +328,10 @@ TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64
 TEMPO_EXPORT int tempo_claim_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_extent* extents,
                                      size_t capacity, size_t* count) {
   if (!count || (!extents && capacity)) return -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc,
+                [&](tempo::DaemonClient& d) { return d.extents(id, extents, capacity, count); }))
+    return rc;
   return with_stack(ctx, [&](tempo::Stack& in) {
     std::vector<std::span<const std::byte>> ext;
     if (const int r = in.extents(id, &ext); r != 0) return r;
@@ -314,11 +343,16 @@ TEMPO_EXPORT int tempo_claim_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_ex
 }
 
 TEMPO_EXPORT int tempo_claim_ordinary_read(tempo_ctx* ctx, tempo_claim_id id) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.ordinary_read(id); })) return rc;
   return with_ctx(ctx, [&](tempo::Context& in) { return in.ordinary_read(id); });
 }
 
 TEMPO_EXPORT int tempo_store_put(tempo_ctx* ctx, uint64_t key, const void* data, size_t bytes) {
   if (!data && bytes) return -EINVAL;
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.store_put(key, data, bytes); }))
+    return rc;
   return with_ctx(ctx, [&](tempo::Context& in) {
     return in.store_put(key, std::span(static_cast<const std::byte*>(data), bytes));
   });

@@ -1,5 +1,7 @@
 #include "config/settings.h"
 
+#include <grp.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -186,6 +188,37 @@ int control_socket_key(Settings& s, std::string_view key, std::string_view value
   return 0;
 }
 
+template <auto Field>
+int socket_path_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  if (value.empty() || value.size() >= 108)
+    return fail(error, key, value, "a socket path of 1 to 107 characters");
+  Field(s) = value;
+  return 0;
+}
+
+int engine_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  if (value.size() > 23) return fail(error, key, value, "a name of at most 23 bytes");
+  s.daemon.engine = value;
+  return 0;
+}
+
+int socket_mode_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  unsigned mode = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), mode, 8);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() || mode > 0777)
+    return fail(error, key, value, "an octal mode such as 0660");
+  s.daemon.socket_mode = mode;
+  return 0;
+}
+
+int socket_group_key(Settings& s, std::string_view key, std::string_view value,
+                     std::string* error) {
+  if (value.empty() || getgrnam(std::string(value).c_str()) == nullptr)
+    return fail(error, key, value, "the name of an existing group");
+  s.daemon.socket_group = value;
+  return 0;
+}
+
 int calibration_file_key(Settings& s, std::string_view, std::string_view value,
                          std::string* error) {
   Settings next = s;
@@ -219,7 +252,7 @@ int request_bytes_key(Settings& s, std::string_view key, std::string_view value,
   return 0;
 }
 
-constexpr std::string_view kDevices[] = {"sim", "uring", "kmod"};
+constexpr std::string_view kDevices[] = {"sim", "uring", "kmod", "daemon"};
 constexpr std::string_view kFastTiers[] = {"dram", "dax"};
 
 #define TEMPO_FIELD(path) \
@@ -227,7 +260,7 @@ constexpr std::string_view kFastTiers[] = {"dram", "dax"};
 
 // The settings table. A key's default is parsed like any value when Settings is built.
 const SettingKey kSettingKeys[] = {
-    {"device", "sim", "", "`sim`, `uring`, `kmod`",
+    {"device", "sim", "", "`sim`, `uring`, `kmod`, `daemon` (a tempod at `daemon.socket`)",
      choice_key<TEMPO_FIELD(device), [] { return std::span(kDevices); }>},
     {"fast_tier_bytes", "100GiB", "",
      "bytes: `4096`, `64KiB`, `8GiB`, `1.5GB`; on `uring` the DRAM arena's size",
@@ -297,6 +330,19 @@ const SettingKey kSettingKeys[] = {
     {"uring.verify_checksums", "true", "",
      "boolean: verify each staged or demand-read object against the catalog",
      bool_key<TEMPO_FIELD(uring.verify_checksums)>},
+    {"daemon.socket", "/run/tempo/tempod.sock", "",
+     "a Unix socket path (1..107 characters): where tempod serves and `device = daemon` "
+     "connects",
+     socket_path_key<TEMPO_FIELD(daemon.socket)>},
+    {"daemon.engine", "", "`pid <N>`",
+     "`device = daemon`: this engine's name in tempod's log (at most 23 bytes)", engine_key},
+    {"daemon.socket_mode", "0660", "", "tempod: the socket's permissions, an octal mode",
+     socket_mode_key},
+    {"daemon.socket_group", "", "tempod's group",
+     "tempod: the socket's group; peers with it as their group are admitted", socket_group_key},
+    {"daemon.max_queued", "256", "",
+     "tempod: 1..65536 replies waiting for one client before its requests are not read",
+     int_key<TEMPO_FIELD(daemon.max_queued), 1, 65536>},
 };
 
 #undef TEMPO_FIELD

@@ -30,6 +30,16 @@ struct UringSettings {
   uint32_t queue_depth{};     // uring.queue_depth: reads in flight
   uint32_t request_bytes{};   // uring.request_bytes: largest read (4 KiB multiple)
   bool verify_checksums{};    // uring.verify_checksums: check staged objects
+  bool share_fast_tier{};     // not a key: tempod backs the DRAM arena with a memfd
+};
+
+// tempod and its clients (`daemon.<name>`, Documentation/tempod.md).
+struct DaemonSettings {
+  std::string socket;        // daemon.socket: where tempod serves, where clients connect
+  std::string engine;        // daemon.engine: a client's name in tempod ("" = "pid N")
+  uint32_t socket_mode{};    // daemon.socket_mode: tempod's socket permissions
+  std::string socket_group;  // daemon.socket_group: tempod's socket group ("" = its own)
+  uint32_t max_queued{};     // daemon.max_queued: replies queued per client before backoff
 };
 
 // Every field is a key of the settings table (setting_keys()); its default is the table's.
@@ -55,6 +65,7 @@ struct Settings {
   std::string control_socket;    // a Unix socket path serving stats and claims; "" is off
   std::string calibration_file;  // measured rates (tempoctl calibrate) applied at set time
   UringSettings uring;
+  DaemonSettings daemon;
   // Keys given explicitly (set, file, environment): a calibration file fills only the rest.
   std::set<std::string> explicit_keys;
 

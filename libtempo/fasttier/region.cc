@@ -182,18 +182,13 @@ int FastTierRegion::map_dram(const FastTierOptions& o, std::string* error) {
              "that can back it (" + std::to_string(avail) + " bytes, " + bound + ")";
     return -ENOMEM;
   }
-  if (o.huge_pages) {
-    // Reserved hugetlb pages first: without MAP_NORESERVE the mmap fails when the pool is
-    // short, instead of a later fault raising SIGBUS.
-    void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-    if (p != MAP_FAILED) {
-      mapping_ = p;
-      mapping_size_ = size_;
-      base_ = static_cast<std::byte*>(p);
-      pages_ = PageKind::kHugetlb;
-      alignment_ = kHugePage;
+  if (o.shareable) {
+    if (const int r = map_memfd(o); r != 0) {
+      *error = std::string("fast tier memfd: ") + std::strerror(-r);
+      return r;
     }
+  } else if (o.huge_pages) {
+    map_hugetlb(MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1);  // reserved pages first
   }
   if (base_ == nullptr) {
     void* at = reserve_aligned(size_, kHugePage, &mapping_, &mapping_size_);
@@ -215,6 +210,36 @@ int FastTierRegion::map_dram(const FastTierOptions& o, std::string* error) {
   return 0;
 }
 
+// The whole arena on hugetlb pages (anonymous, or the hugetlb memfd `fd`). Without
+// MAP_NORESERVE the mmap fails when the pool is short, instead of a later fault raising
+// SIGBUS. False when it failed (nothing is mapped then).
+bool FastTierRegion::map_hugetlb(int flags, int fd) {
+  void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, flags, fd, 0);
+  if (p == MAP_FAILED) return false;
+  mapping_ = p;
+  mapping_size_ = size_;
+  base_ = static_cast<std::byte*>(p);
+  pages_ = PageKind::kHugetlb;
+  alignment_ = kHugePage;
+  return true;
+}
+
+// The arena as a memfd (hugetlb pages when reserved), mapped shared at a 2 MiB boundary.
+int FastTierRegion::map_memfd(const FastTierOptions& o) {
+  fd_ = o.huge_pages ? memfd_create("tempo-fast-tier", MFD_CLOEXEC | MFD_HUGETLB) : -1;
+  if (fd_ >= 0 && ftruncate(fd_, static_cast<off_t>(size_)) == 0 && map_hugetlb(MAP_SHARED, fd_))
+    return 0;
+  if (fd_ >= 0) close(fd_);
+  fd_ = memfd_create("tempo-fast-tier", MFD_CLOEXEC);
+  if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size_)) != 0) return -errno;
+  void* at = reserve_aligned(size_, kHugePage, &mapping_, &mapping_size_);
+  if (at == nullptr) return -ENOMEM;
+  if (mmap(at, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED)
+    return -errno;
+  base_ = static_cast<std::byte*>(at);
+  return 0;
+}
+
 int FastTierRegion::map_dax(const FastTierOptions& o, std::string* error) {
   DaxCandidate dax;
   int ret = find_dax(o.dax_path, &dax);
@@ -231,15 +256,15 @@ int FastTierRegion::map_dax(const FastTierOptions& o, std::string* error) {
   }
   alignment_ = dax.align > 0 ? dax.align : kHugePage;
   size_ = (o.bytes > 0 ? o.bytes : dax.size) / alignment_ * alignment_;
-  dax_fd_ = ::open(dax.path.c_str(), O_RDWR | O_CLOEXEC);
-  if (dax_fd_ < 0) {
+  fd_ = ::open(dax.path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd_ < 0) {
     *error = dax.path + ": " + std::strerror(errno);
     return -errno;
   }
   // Device-DAX refuses mappings not aligned to its page size.
   void* at = reserve_aligned(size_, alignment_, &mapping_, &mapping_size_);
   if (at == nullptr) return -ENOMEM;
-  void* p = mmap(at, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, dax_fd_, 0);
+  void* p = mmap(at, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, 0);
   if (p == MAP_FAILED) {
     *error = dax.path + ": mmap: " + std::strerror(errno);
     return -errno;
@@ -252,7 +277,7 @@ int FastTierRegion::map_dax(const FastTierOptions& o, std::string* error) {
 
 FastTierRegion::~FastTierRegion() {
   if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
-  if (dax_fd_ >= 0) close(dax_fd_);
+  if (fd_ >= 0) close(fd_);
 }
 
 }  // namespace tempo

@@ -17,6 +17,7 @@ struct FastTierOptions {
   bool huge_pages = true;         // dram: hugetlb pages if reserved, else transparent huge pages
   bool prefault = true;           // touch every page now so staging never takes page faults
   std::string dax_path = "auto";  // dax: a /dev/daxX.Y path, or "auto" for the first one
+  bool shareable = false;  // dram: back the arena with a memfd another process can map (tempod)
 };
 
 enum class PageKind : uint8_t { kBase, kTransparentHuge, kHugetlb, kDax };
@@ -39,11 +40,16 @@ class FastTierRegion {
   PageKind pages() const { return pages_; }
   int numa_node() const { return numa_node_; }
   const std::string& source() const { return source_; }  // "dram" or the DAX device path
+  // What another process maps to see the region: the DAX device, or the shareable arena's
+  // memfd; -1 for a private arena. Owned by the region.
+  int fd() const { return fd_; }
 
  private:
   FastTierRegion() = default;
   int map_dram(const FastTierOptions& o, std::string* error);
   int map_dax(const FastTierOptions& o, std::string* error);
+  int map_memfd(const FastTierOptions& o);
+  bool map_hugetlb(int flags, int fd);
 
   std::byte* base_ = nullptr;
   uint64_t size_ = 0;
@@ -52,7 +58,7 @@ class FastTierRegion {
   uint64_t alignment_ = 4096;
   PageKind pages_ = PageKind::kBase;
   int numa_node_ = -1;
-  int dax_fd_ = -1;
+  int fd_ = -1;  // the DAX device or the shareable arena's memfd
   std::string source_;
 };
 

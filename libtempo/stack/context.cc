@@ -45,6 +45,8 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
     *error = "uring.store_path '" + so.dir +
              "': cannot open the object store: " + std::strerror(-r) +
              (report.errors.empty() ? "" : ": " + report.errors.back());
+    if (const pid_t holder = store_lock_holder(so.dir); r == -EBUSY && holder > 0)
+      *error += " (locked by pid " + std::to_string(holder) + ")";
     return r;
   }
   UringDeviceOptions d;
@@ -58,6 +60,7 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
   // Registration would pin (fault in) the arena at once: not when it is to fill lazily.
   d.register_buffers = s.uring.prefault;
   d.fast_tier.dax_path = s.uring.dax_path;
+  d.fast_tier.shareable = s.uring.share_fast_tier;
   d.queue_depth = s.uring.queue_depth;
   d.request_bytes = s.uring.request_bytes;
   d.verify_checksums = s.uring.verify_checksums;
@@ -169,6 +172,15 @@ Context::~Context() {
   stack_.reset();
   owned_device_.reset();
   store_.reset();
+}
+
+int Context::watch(int fd, std::function<void()> on_readable) {
+  if (virtual_ != nullptr) return -EOPNOTSUPP;
+  return static_cast<ThreadedDriver&>(*driver_).watch(fd, std::move(on_readable));
+}
+
+void Context::unwatch(int fd) {
+  if (virtual_ == nullptr) static_cast<ThreadedDriver&>(*driver_).unwatch(fd);
 }
 
 int Context::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -58,6 +59,11 @@ class Context {
       return result;
     }
   }
+
+  // The threaded driver only: calls `on_readable` on the driver (where the stack runs)
+  // whenever `fd` polls readable, until unwatch(fd). -EOPNOTSUPP on the virtual driver.
+  int watch(int fd, std::function<void()> on_readable);
+  void unwatch(int fd);
 
   // Waits up to `timeout` for a claim to be stage-ready (kReady) or to take the ordinary
   // path (kOrdinary). -ETIMEDOUT, -ENOENT, -ECANCELED (released or cancelled), the claim's

@@ -54,10 +54,24 @@ ThreadedDriver::~ThreadedDriver() {
 }
 
 int ThreadedDriver::watch(int fd, Callback on_readable) {
-  std::string error;
-  if (const int r = add_fd(epoll_fd_, fd, &error); r != 0) return r;
-  watched_.emplace_back(fd, std::move(on_readable));
-  return 0;
+  int r = 0;
+  run_on_loop(
+      [&] {
+        std::string error;
+        r = add_fd(epoll_fd_, fd, &error);
+        if (r == 0) watched_.emplace_back(fd, std::move(on_readable));
+      },
+      true);
+  return r;
+}
+
+void ThreadedDriver::unwatch(int fd) {
+  run_on_loop(
+      [&] {
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+        std::erase_if(watched_, [fd](const auto& w) { return w.first == fd; });
+      },
+      true);
 }
 
 void ThreadedDriver::start() {

@@ -30,8 +30,10 @@ class ThreadedDriver final : public Driver {
   ThreadedDriver(const ThreadedDriver&) = delete;
   ThreadedDriver& operator=(const ThreadedDriver&) = delete;
 
-  // Calls `on_readable` on the loop thread whenever `fd` polls readable. Before start().
+  // Calls `on_readable` on the loop thread whenever `fd` polls readable (before or after
+  // start(); not from inside a watched callback), until unwatch(fd).
   int watch(int fd, Callback on_readable);
+  void unwatch(int fd);
   void start();
   // Joins the loop thread; timers pending then never run.
   void stop() override;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "store/aligned_buffer.h"
@@ -82,12 +83,54 @@ int write_all(int fd, const void* buf, size_t len, uint64_t offset, size_t* writ
   return 0;
 }
 
+// Takes the store's exclusive lock: an OFD write lock on <dir>/lock (held by this open
+// file, so a second opener in the same process is refused too), then records our pid in
+// it for the refusal's message. The lock's fd, or -EBUSY (held elsewhere) or -errno.
+int lock_store(const std::string& dir) {
+  const int fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return -errno;
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    const int err = errno;
+    close(fd);
+    return err == EAGAIN || err == EACCES ? -EBUSY : -err;
+  }
+  const std::string pid = std::to_string(getpid()) + "\n";
+  size_t written = 0;
+  if (ftruncate(fd, 0) != 0) {
+    const int err = errno;
+    close(fd);
+    return -err;
+  }
+  if (const int r = write_all(fd, pid.data(), pid.size(), 0, &written); r != 0) {
+    close(fd);
+    return r;
+  }
+  return fd;
+}
+
 }  // namespace
+
+pid_t store_lock_holder(const std::string& dir) {
+  const int fd = ::open((dir + "/lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[32] = {};
+  const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  const bool held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+  close(fd);
+  return held && n > 0 ? static_cast<pid_t>(std::atol(buf)) : 0;
+}
 
 ObjectStore::ObjectStore(const ObjectStoreOptions& options) : options_(options) {}
 
 ObjectStore::~ObjectStore() {
   ring_.reset();
+  if (lock_fd_ >= 0) close(lock_fd_);
   if (data_fd_ >= 0) close(data_fd_);
   if (catalog_fd_ >= 0) close(catalog_fd_);
 }
@@ -112,7 +155,11 @@ int ObjectStore::open(const ObjectStoreOptions& options, std::unique_ptr<ObjectS
 
 int ObjectStore::open_files() {
   const bool ro = options_.read_only;
-  if (!ro && mkdir(options_.dir.c_str(), 0755) != 0 && errno != EEXIST) return -errno;
+  if (!ro) {
+    if (mkdir(options_.dir.c_str(), 0755) != 0 && errno != EEXIST) return -errno;
+    lock_fd_ = lock_store(options_.dir);
+    if (lock_fd_ < 0) return lock_fd_;
+  }
   const std::string data_path =
       options_.data_path.empty() ? options_.dir + "/data" : options_.data_path;
   catalog_path_ = options_.dir + "/catalog";

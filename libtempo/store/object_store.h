@@ -12,6 +12,8 @@
 // Thread-safe: catalog state under one lock, store I/O serialised on one ring.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -75,13 +77,18 @@ struct RecoveryReport {
 
 inline constexpr uint64_t kStoreBlockSize = 4096;
 
+// The pid of the process holding the lock of the store at `dir`, 0 if none holds it.
+pid_t store_lock_holder(const std::string& dir);
+
 class ObjectStore {
  public:
   // Opens (creating if needed) the store and replays its catalog. Problems in the catalog
   // or data file do not fail the open: they are listed in the report and the affected
   // objects are quarantined. Returns 0 or a negative errno (unusable paths, I/O errors;
+  // -EBUSY: another open store holds the directory's lock, store_lock_holder() names it;
   // -EUCLEAN when the catalog is missing beside a data file that holds data: a new catalog
-  // would let puts overwrite those objects). `report` is filled on failure too.
+  // would let puts overwrite those objects). `report` is filled on failure too. Read-only
+  // opens take no lock.
   static int open(const ObjectStoreOptions& options, std::unique_ptr<ObjectStore>* out,
                   RecoveryReport* report = nullptr);
   ~ObjectStore();
@@ -136,6 +143,7 @@ class ObjectStore {
 
   ObjectStoreOptions options_;
   std::string catalog_path_;
+  int lock_fd_ = -1;  // holds the exclusive lock on <dir>/lock while open
   int data_fd_ = -1;
   int catalog_fd_ = -1;
   bool direct_ = false;

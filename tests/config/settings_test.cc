@@ -35,7 +35,7 @@ TEST(Settings, SetValidatesAndNamesTheKey) {
   EXPECT_EQ(err, "invalid value '0' for 'staging_slots': accepted an integer from 1 to 4096");
   EXPECT_EQ(s.staging_slots, 8u);  // unchanged
   EXPECT_EQ(s.set("device", "nvme", &err), -EINVAL);
-  EXPECT_EQ(err, "invalid value 'nvme' for 'device': accepted sim, uring, kmod");
+  EXPECT_EQ(err, "invalid value 'nvme' for 'device': accepted sim, uring, kmod, daemon");
   EXPECT_EQ(s.set("uring.store_path", "/tmp/x", &err), 0);
   EXPECT_EQ(s.uring.store_path, "/tmp/x");
   EXPECT_EQ(s.set("bogus", "1", &err), -EINVAL);

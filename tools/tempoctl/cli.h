@@ -54,5 +54,6 @@ int cmd_claims(const Args& args);
 int cmd_store(const Args& args);
 int cmd_calibrate(const Args& args);
 int cmd_config(const Args& args);
+int cmd_metrics(const Args& args);
 
 }  // namespace tempo::ctl

@@ -57,6 +57,12 @@ const Command kCommands[] = {
      "every key, or one, with its default and what it accepts.",
      {{"markdown", 0, nullptr, "the table as Documentation/configuration.md holds it"}},
      cmd_config},
+    {"metrics",
+     "metrics [--daemon=<path>] [--json]",
+     "Prints a tempod's counters as a Prometheus text exposition (for a node-exporter\n"
+     "textfile collector or a scrape wrapper); --json as one object.",
+     {{"daemon", 'D', "path", "tempod's socket (default /run/tempo/tempod.sock)"}},
+     cmd_metrics},
 };
 
 void usage(FILE* out) {

@@ -1,0 +1,343 @@
+#include "client/daemon_client.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "client/tempod_proto.h"
+#include "client/wire.h"
+
+namespace tempo {
+namespace {
+
+template <typename T>
+T make_request(uint16_t op) {
+  T m{};
+  m.hdr.op = op;
+  m.hdr.version = TEMPOD_PROTO_VERSION;
+  m.hdr.len = sizeof(T);
+  return m;
+}
+
+// The reply's payload as T, or nullptr when the reply is shorter.
+template <typename T>
+const T* reply_as(const std::vector<std::byte>& bytes) {
+  return bytes.size() >= sizeof(T) ? reinterpret_cast<const T*>(bytes.data()) : nullptr;
+}
+
+// Maps `bytes` of `fd` read-only at a multiple of `align`. nullptr on failure.
+void* map_aligned(int fd, uint64_t bytes, uint64_t align, void** mapping, size_t* mapping_bytes) {
+  const size_t len = bytes + align;
+  void* p = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const uintptr_t at = (reinterpret_cast<uintptr_t>(p) + align - 1) & ~(uintptr_t(align) - 1);
+  void* m = mmap(reinterpret_cast<void*>(at), bytes, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+  if (m == MAP_FAILED) {
+    munmap(p, len);
+    return nullptr;
+  }
+  *mapping = p;
+  *mapping_bytes = len;
+  return m;
+}
+
+}  // namespace
+
+int DaemonClient::connect(const std::string& socket, const std::string& engine,
+                          std::unique_ptr<DaemonClient>* out, std::string* error) {
+  std::unique_ptr<DaemonClient> c(new DaemonClient());
+  c->socket_ = socket;
+  c->engine_ = engine.empty() ? "pid " + std::to_string(getpid()) : engine;
+  if (c->engine_.size() >= sizeof(tempod_hello{}.engine)) {
+    *error = "daemon.engine '" + engine + "' is longer than 23 bytes";
+    return -EINVAL;
+  }
+  std::lock_guard lock(c->mu_);
+  if (const int r = c->connect_locked(error); r != 0) return r;
+  *out = std::move(c);
+  return 0;
+}
+
+DaemonClient::~DaemonClient() {
+  if (sock_ >= 0) close(sock_);
+  for (const Mapping& m : mappings_) munmap(m.addr, m.bytes);
+}
+
+int DaemonClient::connect_locked(std::string* error) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_.size() >= sizeof(addr.sun_path)) {
+    *error = "daemon.socket '" + socket_ + "': path too long";
+    return -ENAMETOOLONG;
+  }
+  std::memcpy(addr.sun_path, socket_.c_str(), socket_.size() + 1);
+  const int s = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (s < 0) return -errno;
+  if (::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    const int err = errno;
+    close(s);
+    *error = "tempod at '" + socket_ + "': " + std::strerror(err) + " (is tempod running?)";
+    return -err;
+  }
+  auto hello = make_request<tempod_hello>(TEMPOD_OP_HELLO);
+  hello.hdr.seq = next_seq_++;
+  hello.features = TEMPOD_F_ALL;
+  std::memcpy(hello.engine, engine_.c_str(), engine_.size());
+  tempod_hello_reply reply{};
+  int fd = -1;
+  ssize_t n = send_message(s, &hello, sizeof(hello), -1, 0);
+  if (n >= 0) n = recv_message(s, &reply, sizeof(reply), &fd, 0);
+  int r = n < 0 ? static_cast<int>(n) : n != sizeof(reply) ? -EPROTO : reply.hdr.status;
+  if (r == 0 && (reply.features & TEMPOD_F_FAST_TIER_FD) != 0 && reply.fast_tier_bytes > 0) {
+    Mapping m{};
+    void* at = fd < 0 ? nullptr
+                      : map_aligned(fd, reply.fast_tier_bytes,
+                                    reply.fast_tier_align ? reply.fast_tier_align : 4096, &m.addr,
+                                    &m.bytes);
+    if (at == nullptr) {
+      r = fd < 0 ? -EPROTO : -errno;
+    } else {
+      mappings_.push_back(m);
+      fast_tier_ = static_cast<const std::byte*>(at);
+    }
+  }
+  if (fd >= 0) close(fd);
+  if (r != 0) {
+    close(s);
+    *error = "tempod at '" + socket_ + "': hello: " + std::strerror(-r);
+    return r;
+  }
+  if (device_[0] == '\0')
+    std::memcpy(device_, reply.device, sizeof(reply.device));  // read unlocked
+  std::lock_guard send(send_mu_);
+  sock_ = s;
+  ++connection_;
+  return 0;
+}
+
+void DaemonClient::drop_connection_locked() {
+  std::lock_guard send(send_mu_);
+  if (sock_ >= 0) close(sock_);
+  sock_ = -1;
+  ++connection_;
+  replies_.clear();
+}
+
+int DaemonClient::call(void* req, size_t len, std::vector<std::byte>* reply, int pass_fd) {
+  auto* hdr = static_cast<tempod_hdr*>(req);
+  std::unique_lock lock(mu_);
+  if (sock_ < 0) {
+    std::string error;
+    if (const int r = connect_locked(&error); r != 0) return r;
+  }
+  const uint64_t seq = next_seq_++;
+  const uint64_t connection = connection_;
+  const int sock = sock_;
+  hdr->seq = seq;
+  lock.unlock();
+  ssize_t sent;
+  {
+    std::lock_guard send(send_mu_);
+    sent = connection_ == connection ? send_message(sock, req, len, pass_fd, 0) : -ECONNRESET;
+  }
+  lock.lock();
+  if (sent < 0) {
+    if (connection_ == connection) drop_connection_locked();
+    cv_.notify_all();
+    return -ECONNRESET;
+  }
+  std::vector<std::byte> buf;
+  while (true) {
+    if (auto it = replies_.find(seq); it != replies_.end()) {
+      Reply r = std::move(it->second);
+      replies_.erase(it);
+      const int status = reinterpret_cast<const tempod_hdr*>(r.bytes.data())->status;
+      if (reply) *reply = std::move(r.bytes);
+      return status;
+    }
+    if (connection_ != connection) return -ECONNRESET;
+    if (reading_) {
+      cv_.wait(lock);
+      continue;
+    }
+    reading_ = true;
+    lock.unlock();
+    buf.resize(TEMPOD_MAX_MESSAGE);
+    int fd = -1;
+    const ssize_t n = recv_message(sock, buf.data(), buf.size(), &fd, 0);
+    if (fd >= 0) close(fd);
+    lock.lock();
+    reading_ = false;
+    if (n < static_cast<ssize_t>(sizeof(tempod_hdr))) {
+      if (connection_ == connection) drop_connection_locked();
+      cv_.notify_all();
+      return -ECONNRESET;
+    }
+    buf.resize(static_cast<size_t>(n));
+    const uint64_t got = reinterpret_cast<const tempod_hdr*>(buf.data())->seq;
+    replies_[got] = Reply{std::move(buf)};
+    buf = {};
+    cv_.notify_all();
+  }
+}
+
+int DaemonClient::claim_op(uint16_t op, tempo_claim_id id, int64_t arg, int64_t* value) {
+  auto m = make_request<tempod_claim_arg>(op);
+  m.id = id;
+  m.arg = arg;
+  std::vector<std::byte> reply;
+  const int r = call(&m, sizeof(m), value ? &reply : nullptr);
+  if (r == 0 && value) {
+    const auto* v = reply_as<tempod_reply_value>(reply);
+    if (!v) return -EPROTO;
+    *value = v->value;
+  }
+  return r;
+}
+
+int DaemonClient::now(int64_t* ns) {
+  tempod_hdr m{TEMPOD_OP_NOW, TEMPOD_PROTO_VERSION, sizeof(tempod_hdr), 0, 0, 0};
+  std::vector<std::byte> reply;
+  const int r = call(&m, sizeof(m), &reply);
+  if (r != 0) return r;
+  const auto* v = reply_as<tempod_reply_value>(reply);
+  if (!v) return -EPROTO;
+  *ns = v->value;
+  return 0;
+}
+
+int DaemonClient::tick() {
+  tempod_hdr m{TEMPOD_OP_TICK, TEMPOD_PROTO_VERSION, sizeof(tempod_hdr), 0, 0, 0};
+  return call(&m, sizeof(m));
+}
+
+int DaemonClient::stats(tempo_stats* s) {
+  tempod_hdr m{TEMPOD_OP_STATS, TEMPOD_PROTO_VERSION, sizeof(tempod_hdr), 0, 0, 0};
+  std::vector<std::byte> reply;
+  const int r = call(&m, sizeof(m), &reply);
+  if (r != 0) return r;
+  if (reply.size() != sizeof(tempod_hdr) + sizeof(tempo_stats)) return -EPROTO;
+  std::memcpy(s, reply.data() + sizeof(tempod_hdr), sizeof(*s));
+  return 0;
+}
+
+int DaemonClient::report(const tempo_object* objects, size_t count, int64_t ttu_ns,
+                         tempo_claim_id* id) {
+  if (count > TEMPOD_MAX_OBJECTS) return -E2BIG;
+  std::vector<std::byte> buf(sizeof(tempod_report) + count * sizeof(tempo_object));
+  auto m = make_request<tempod_report>(TEMPOD_OP_REPORT);
+  m.hdr.len = static_cast<uint32_t>(buf.size());
+  m.ttu_ns = ttu_ns;
+  m.count = static_cast<uint32_t>(count);
+  std::memcpy(buf.data(), &m, sizeof(m));
+  if (count) std::memcpy(buf.data() + sizeof(m), objects, count * sizeof(tempo_object));
+  std::vector<std::byte> reply;
+  const int r = call(buf.data(), buf.size(), &reply);
+  if (r != 0) return r;
+  const auto* v = reply_as<tempod_reply_value>(reply);
+  if (!v) return -EPROTO;
+  *id = static_cast<tempo_claim_id>(v->value);
+  return 0;
+}
+
+int DaemonClient::revise(tempo_claim_id id, int64_t ttu_ns) {
+  return claim_op(TEMPOD_OP_REVISE, id, ttu_ns);
+}
+
+int DaemonClient::order(const tempo_claim_id* ids, size_t count) {
+  if (count > TEMPOD_MAX_ORDER) return -E2BIG;
+  std::vector<std::byte> buf(sizeof(tempod_order) + count * sizeof(uint64_t));
+  auto m = make_request<tempod_order>(TEMPOD_OP_ORDER);
+  m.hdr.len = static_cast<uint32_t>(buf.size());
+  m.count = static_cast<uint32_t>(count);
+  std::memcpy(buf.data(), &m, sizeof(m));
+  if (count) std::memcpy(buf.data() + sizeof(m), ids, count * sizeof(uint64_t));
+  return call(buf.data(), buf.size());
+}
+
+int DaemonClient::request_retrieval(tempo_claim_id id, int* outcome) {
+  int64_t v = 0;
+  const int r = claim_op(TEMPOD_OP_RETRIEVAL, id, 0, &v);
+  if (r == 0) *outcome = static_cast<int>(v);
+  return r;
+}
+
+int DaemonClient::query(tempo_claim_id id, tempo_claim_info* info) {
+  auto m = make_request<tempod_claim_arg>(TEMPOD_OP_QUERY);
+  m.id = id;
+  std::vector<std::byte> reply;
+  const int r = call(&m, sizeof(m), &reply);
+  if (r != 0) return r;
+  if (reply.size() != sizeof(tempod_hdr) + sizeof(tempo_claim_info)) return -EPROTO;
+  std::memcpy(info, reply.data() + sizeof(tempod_hdr), sizeof(*info));
+  return 0;
+}
+
+int DaemonClient::transfer_begin(tempo_claim_id id) {
+  return claim_op(TEMPOD_OP_TRANSFER_BEGIN, id, 0);
+}
+
+int DaemonClient::transfer_end(tempo_claim_id id) {
+  return claim_op(TEMPOD_OP_TRANSFER_END, id, 0);
+}
+
+int DaemonClient::cancel(tempo_claim_id id) { return claim_op(TEMPOD_OP_CANCEL, id, 0); }
+
+int DaemonClient::wait_ready(tempo_claim_id id, int64_t timeout_ns, int* outcome) {
+  int64_t v = 0;
+  const int r = claim_op(TEMPOD_OP_WAIT_READY, id, timeout_ns, &v);
+  if (r == 0) *outcome = static_cast<int>(v);
+  return r;
+}
+
+int DaemonClient::extents(tempo_claim_id id, tempo_extent* out, size_t capacity, size_t* count) {
+  auto m = make_request<tempod_claim_arg>(TEMPOD_OP_EXTENTS);
+  m.id = id;
+  std::vector<std::byte> reply;
+  const int r = call(&m, sizeof(m), &reply);
+  if (r != 0) return r;
+  const auto* v = reply_as<tempod_reply_value>(reply);
+  if (!v || v->value < 0 ||
+      reply.size() != sizeof(*v) + static_cast<size_t>(v->value) * sizeof(tempod_extent))
+    return -EPROTO;
+  *count = static_cast<size_t>(v->value);
+  if (capacity < *count) return -ENOSPC;
+  std::lock_guard lock(mu_);
+  if (fast_tier_ == nullptr) return -EOPNOTSUPP;
+  const auto* e = reinterpret_cast<const tempod_extent*>(reply.data() + sizeof(*v));
+  for (size_t i = 0; i < *count; ++i) out[i] = {fast_tier_ + e[i].offset, e[i].bytes};
+  return 0;
+}
+
+int DaemonClient::ordinary_read(tempo_claim_id id) {
+  return claim_op(TEMPOD_OP_ORDINARY_READ, id, 0);
+}
+
+int DaemonClient::store_put(uint64_t key, const void* data, size_t bytes) {
+  if (bytes == 0) return -EINVAL;
+  const int fd = memfd_create("tempo-put", MFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = write(fd, static_cast<const char*>(data) + done, bytes - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = -errno;
+      close(fd);
+      return err;
+    }
+    done += static_cast<size_t>(n);
+  }
+  auto m = make_request<tempod_store_put>(TEMPOD_OP_STORE_PUT);
+  m.key = key;
+  m.bytes = bytes;
+  const int r = call(&m, sizeof(m), nullptr, fd);
+  close(fd);
+  return r;
+}
+
+}  // namespace tempo

@@ -1,0 +1,90 @@
+// Client mode of libtempo.so (device = daemon): the C ABI's operations as tempod protocol
+// requests (client/tempod_proto.h) over one SOCK_SEQPACKET connection. Thread-safe: any
+// number of threads call at once; each request carries its own sequence number and one
+// caller at a time reads the socket for all of them. The fast tier's memory arrives once
+// (SCM_RIGHTS) and is mapped read-only, so extents are read in place.
+//
+// When the daemon goes away, the call that finds out returns -ECONNRESET; the next call
+// connects again (a new connection: the old one's claims were cancelled by the daemon,
+// their ids answer -ENOENT), or returns the connect's error (-ECONNREFUSED, -ENOENT).
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tempo/tempo.h"
+
+namespace tempo {
+
+class DaemonClient {
+ public:
+  // Connects to the daemon at `socket` as `engine` ("" names the engine by its pid).
+  // 0, or -errno with `error` naming the socket and what failed.
+  static int connect(const std::string& socket, const std::string& engine,
+                     std::unique_ptr<DaemonClient>* out, std::string* error);
+  ~DaemonClient();
+  DaemonClient(const DaemonClient&) = delete;
+  DaemonClient& operator=(const DaemonClient&) = delete;
+
+  // The daemon's device ("uring") as the first connection found it; stable storage for
+  // tempo_ctx_device().
+  const char* device() const { return device_; }
+
+  // The C ABI's operations (include/tempo/tempo.h), same arguments and return codes, plus
+  // -ECONNRESET (daemon gone) and -E2BIG (more objects, ids or extents than a message holds).
+  int now(int64_t* ns);
+  int tick();
+  int stats(tempo_stats* s);
+  int report(const tempo_object* objects, size_t count, int64_t ttu_ns, tempo_claim_id* id);
+  int revise(tempo_claim_id id, int64_t ttu_ns);
+  int order(const tempo_claim_id* ids, size_t count);
+  int request_retrieval(tempo_claim_id id, int* outcome);
+  int query(tempo_claim_id id, tempo_claim_info* info);
+  int transfer_begin(tempo_claim_id id);
+  int transfer_end(tempo_claim_id id);
+  int cancel(tempo_claim_id id);
+  int wait_ready(tempo_claim_id id, int64_t timeout_ns, int* outcome);
+  int extents(tempo_claim_id id, tempo_extent* out, size_t capacity, size_t* count);
+  int ordinary_read(tempo_claim_id id);
+  int store_put(uint64_t key, const void* data, size_t bytes);
+
+ private:
+  struct Reply {
+    std::vector<std::byte> bytes;
+  };
+  struct Mapping {
+    void* addr;
+    size_t bytes;
+  };
+  DaemonClient() = default;
+  // Connects and says HELLO; maps the fast tier. Holding mu_, no reader active.
+  int connect_locked(std::string* error);
+  void drop_connection_locked();
+  // Sends `req` (its header's seq is set here) with `pass_fd`, waits for its reply.
+  // The reply's status, or -ECONNRESET; the reply's bytes in *reply when given.
+  int call(void* req, size_t len, std::vector<std::byte>* reply = nullptr, int pass_fd = -1);
+  int claim_op(uint16_t op, tempo_claim_id id, int64_t arg, int64_t* value = nullptr);
+
+  std::string socket_;
+  std::string engine_;
+  char device_[17] = {};
+
+  std::mutex send_mu_;  // one sender at a time; taken after mu_ when both are held
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int sock_ = -1;            // guarded by mu_ (and send_mu_ for changes)
+  uint64_t connection_ = 0;  // guarded by mu_ (and send_mu_ for changes): bumped per connect
+  bool reading_ = false;     // guarded by mu_: one caller reads the socket for everyone
+  uint64_t next_seq_ = 1;    // guarded by mu_
+  std::map<uint64_t, Reply> replies_;     // guarded by mu_: arrived, not yet taken
+  const std::byte* fast_tier_ = nullptr;  // guarded by mu_: the current mapping
+  std::vector<Mapping> mappings_;         // every mapping made: extents may still point there
+};
+
+}  // namespace tempo

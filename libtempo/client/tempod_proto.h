@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The tempod protocol: libtempo.so in client mode (device = daemon) <-> tempod.
+ *
+ * Transport: a Unix SOCK_SEQPACKET socket; one message per packet, at most
+ * TEMPOD_MAX_MESSAGE bytes. Every message starts with struct tempod_hdr; every field is
+ * fixed width, little-endian (host order: client and daemon share the host), and every
+ * reserved field must be zero (else the reply is -EINVAL). A request's reply carries the
+ * request's op with TEMPOD_OP_REPLY set and the request's seq; replies to one connection
+ * can arrive out of request order (a WAIT_READY answered later than a REPORT sent after it).
+ *
+ * Extension rules (as tempo.ko's uapi): new operations get new op numbers, never a new
+ * layout of an old one; an unknown op is answered -ENOTTY. HELLO negotiates the version
+ * and feature bits (TEMPOD_F_*); the daemon answers the features it shares with the client.
+ *
+ * Descriptors travel with SCM_RIGHTS: the HELLO reply carries the fast tier's memory (a
+ * memfd for DRAM, the DAX device), mapped once read-only by the client, so the extents of
+ * a transferring claim are read in place; a STORE_PUT request carries a memfd holding the
+ * object's bytes. Documentation/tempod.md is the reference for every message.
+ */
+#ifndef TEMPO_TEMPOD_PROTO_H
+#define TEMPO_TEMPOD_PROTO_H
+
+#include <linux/types.h>
+
+#include "tempo/tempo.h"
+
+#define TEMPOD_PROTO_VERSION 1
+#define TEMPOD_MAX_MESSAGE 65536u
+
+/* Feature bits (HELLO). */
+#define TEMPOD_F_FAST_TIER_FD (1u << 0) /* the HELLO reply carries the fast tier's fd */
+#define TEMPOD_F_STORE_PUT (1u << 1)    /* STORE_PUT with a memfd */
+#define TEMPOD_F_ALL (TEMPOD_F_FAST_TIER_FD | TEMPOD_F_STORE_PUT)
+
+#define TEMPOD_OP_REPLY 0x8000u
+
+enum tempod_op {
+  TEMPOD_OP_HELLO = 1,          /* tempod_hello -> tempod_hello_reply (+ fd) */
+  TEMPOD_OP_REPORT = 2,         /* tempod_report + objects -> tempod_reply_id */
+  TEMPOD_OP_REVISE = 3,         /* tempod_claim_arg (arg = ttu_ns) */
+  TEMPOD_OP_ORDER = 4,          /* tempod_order + ids */
+  TEMPOD_OP_RETRIEVAL = 5,      /* tempod_claim_arg -> tempod_reply_value (outcome) */
+  TEMPOD_OP_QUERY = 6,          /* tempod_claim_arg -> struct tempo_claim_info */
+  TEMPOD_OP_TRANSFER_BEGIN = 7, /* tempod_claim_arg */
+  TEMPOD_OP_TRANSFER_END = 8,   /* tempod_claim_arg */
+  TEMPOD_OP_CANCEL = 9,         /* tempod_claim_arg */
+  TEMPOD_OP_WAIT_READY = 10,    /* tempod_claim_arg (arg = timeout_ns) -> tempod_reply_value */
+  TEMPOD_OP_EXTENTS = 11,       /* tempod_claim_arg -> tempod_reply_value (count) + extents */
+  TEMPOD_OP_ORDINARY_READ = 12, /* tempod_claim_arg */
+  TEMPOD_OP_STATS = 13,         /* header only -> struct tempo_stats */
+  TEMPOD_OP_TICK = 14,          /* header only */
+  TEMPOD_OP_STORE_PUT = 15,     /* tempod_store_put + memfd */
+  TEMPOD_OP_NOW = 16,           /* header only -> tempod_reply_value (ns) */
+};
+
+/* 24 bytes, at the start of every message. */
+struct tempod_hdr {
+  __u16 op;       /* enum tempod_op, | TEMPOD_OP_REPLY in replies */
+  __u16 version;  /* TEMPOD_PROTO_VERSION */
+  __u32 len;      /* bytes of the whole message, header included */
+  __u64 seq;      /* chosen by the client, echoed in the reply */
+  __s32 status;   /* replies: 0 or a negative errno (the C ABI's); requests: 0 */
+  __u32 reserved; /* zero */
+};
+
+/* HELLO: 56 bytes. engine names the engine (tempoctl claims shows it), NUL-padded. */
+struct tempod_hello {
+  struct tempod_hdr hdr;
+  __u32 features; /* TEMPOD_F_* the client understands */
+  __u32 reserved;
+  char engine[24];
+};
+
+/* 64 bytes (+ the fast tier's fd when features has TEMPOD_F_FAST_TIER_FD). */
+struct tempod_hello_reply {
+  struct tempod_hdr hdr;
+  __u32 features;        /* shared features */
+  __u32 client_id;       /* this connection's id in the daemon */
+  __u64 fast_tier_bytes; /* bytes to map from the fd (0: no fd) */
+  __u64 fast_tier_align; /* map at a multiple of this (the DAX device's alignment) */
+  char device[16];       /* the daemon's device: "uring", NUL-padded */
+};
+
+/* REPORT: 40 bytes + count struct tempo_object. */
+struct tempod_report {
+  struct tempod_hdr hdr;
+  __s64 ttu_ns;
+  __u32 count;
+  __u32 reserved;
+};
+
+/* One claim and one argument (REVISE ttu_ns, WAIT_READY timeout_ns; else zero). 40 bytes. */
+struct tempod_claim_arg {
+  struct tempod_hdr hdr;
+  __u64 id;
+  __s64 arg;
+};
+
+/* ORDER: 32 bytes + count __u64 claim ids (TEMPO_NO_CLAIM allowed). */
+struct tempod_order {
+  struct tempod_hdr hdr;
+  __u32 count;
+  __u32 reserved;
+};
+
+/* STORE_PUT: 40 bytes, the object's bytes in the memfd that travels with it. */
+struct tempod_store_put {
+  struct tempod_hdr hdr;
+  __u64 key;
+  __u64 bytes;
+};
+
+/* A reply with one value (REPORT's claim id, an outcome, a count, a time). 32 bytes. */
+struct tempod_reply_value {
+  struct tempod_hdr hdr;
+  __s64 value;
+};
+
+/* EXTENTS reply: tempod_reply_value (value = count) + count of these, 16 bytes each. */
+struct tempod_extent {
+  __u64 offset; /* from the start of the fast tier's mapping */
+  __u64 bytes;
+};
+
+#define TEMPOD_MAX_OBJECTS \
+  ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_report)) / sizeof(struct tempo_object))
+#define TEMPOD_MAX_ORDER ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_order)) / sizeof(__u64))
+#define TEMPOD_MAX_EXTENTS \
+  ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_reply_value)) / sizeof(struct tempod_extent))
+
+#ifdef __cplusplus
+static_assert(sizeof(struct tempod_hdr) == 24);
+static_assert(sizeof(struct tempod_hello) == 56);
+static_assert(sizeof(struct tempod_hello_reply) == 64);
+static_assert(sizeof(struct tempod_report) == 40);
+static_assert(sizeof(struct tempod_claim_arg) == 40);
+static_assert(sizeof(struct tempod_order) == 32);
+static_assert(sizeof(struct tempod_store_put) == 40);
+static_assert(sizeof(struct tempod_reply_value) == 32);
+static_assert(sizeof(struct tempod_extent) == 16);
+static_assert(sizeof(struct tempo_object) == 16);
+static_assert(sizeof(struct tempo_claim_info) == 88);
+#endif
+
+#endif /* TEMPO_TEMPOD_PROTO_H */
