@@ -45,8 +45,9 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
   RecoveryReport report;
   std::unique_ptr<ObjectStore> opened;
   if (const int r = ObjectStore::open(so, &opened, &report); r != 0) {
-    *error =
-        "uring.store_path '" + so.dir + "': cannot open the object store: " + std::strerror(-r);
+    *error = "uring.store_path '" + so.dir +
+             "': cannot open the object store: " + std::strerror(-r) +
+             (report.errors.empty() ? "" : ": " + report.errors.back());
     if (const pid_t holder = store_lock_holder(so.dir); r == -EBUSY && holder > 0)
       *error += " (locked by pid " + std::to_string(holder) + ")";
     return r;
@@ -64,6 +65,8 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
   d.fast_tier.numa_node = s.uring.numa_node;
   d.fast_tier.huge_pages = s.uring.huge_pages;
   d.fast_tier.prefault = s.uring.prefault;
+  // Registration would pin (fault in) the arena at once: not when it is to fill lazily.
+  d.register_buffers = s.uring.prefault;
   d.fast_tier.dax_path = s.uring.dax_path;
   d.fast_tier.shareable = s.uring.share_fast_tier;
   d.queue_depth = s.uring.queue_depth;

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,12 +67,17 @@ int UringDevice::create(ObjectStore& store, const UringDeviceOptions& options, c
     *error = std::string("io_uring setup: ") + std::strerror(-ret);
     return ret;
   }
-  if (options.register_buffers) {
+  // Registration pins (and so faults in) the whole arena; a memlock limit below it would
+  // refuse it only after pinning a piece: not tried then (root has no such limit).
+  rlimit memlock{};
+  const bool may_pin = geteuid() == 0 || (getrlimit(RLIMIT_MEMLOCK, &memlock) == 0 &&
+                                          memlock.rlim_cur >= d->fast_->region().size());
+  if (options.register_buffers && may_pin) {
     const FastTierRegion& r = d->fast_->region();
     std::vector<iovec> iovs;
     for (uint64_t off = 0; off < r.size(); off += kMaxRegisteredBuffer)
       iovs.push_back(iovec{r.base() + off, std::min(kMaxRegisteredBuffer, r.size() - off)});
-    // Where pinning is refused (memlock limit, some DAX mappings) plain reads still work.
+    // Where pinning is refused (some DAX mappings) plain reads still work.
     if (d->ring_->register_buffers(iovs) == 0) {
       d->buffer_chunk_ = kMaxRegisteredBuffer;
       d->ustats_.registered_buffers = true;

@@ -44,8 +44,10 @@ struct UringDeviceOptions {
   FastTierOptions fast_tier;
   uint32_t queue_depth = 16;          // staging + demand requests in flight
   uint32_t request_bytes = 4u << 20;  // largest read request (a multiple of 4 KiB)
-  bool register_buffers = true;       // READ_FIXED into the registered fast tier
-  bool verify_checksums = true;       // check each staged object against the catalog
+  // READ_FIXED into the registered fast tier. Registering pins, so faults in, the whole
+  // arena; not tried past RLIMIT_MEMLOCK (unless root).
+  bool register_buffers = true;
+  bool verify_checksums = true;  // check each staged object against the catalog
   std::string eviction = "lru";
   double staging_rate_bps = 0;  // reported by info(); calibrate with the bench
   double demand_rate_bps = 0;
@@ -95,7 +97,7 @@ class UringDevice final : public Device {
   // Waits up to `timeout` for completions, then processes them (for callers without a loop).
   int wait(TimeNs timeout);
   // True when no staging or demand read is outstanding and no event waits for delivery.
-  bool idle() const;
+  bool idle() const override;
 
   // Retrieval: the fast-tier bytes of a resident object the caller holds a pin on, as
   // (pointer, length) extents in object order; they stay valid until the caller unpins.
