@@ -38,7 +38,7 @@ test-tsan: deps
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target concurrent_tests
 	@cd $(BUILD_TSAN) && ctest --output-on-failure -j $(JOBS) -L concurrent
 
-test: format-check test-normal test-asan test-tsan test-cluster
+test: format-check test-normal test-asan test-tsan test-cluster test-fuzz
 	@echo "make test: all suites passed (normal, ASan+UBSan, TSan, cluster)"
 
 # The default comparison on the uring device: real O_DIRECT reads from an object store

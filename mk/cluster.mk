@@ -8,7 +8,7 @@ CLUSTER_ENV = CEPH_TEST_DIR=$(CEPH_TEST_DIR)
 test-cluster:
 	@scripts/deps.sh core uring cluster
 	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-	@cmake --build $(BUILD) -j $(JOBS) --target test_rados_tier
+	@cmake --build $(BUILD) -j $(JOBS) --target test_rados_tier test_cluster_capi
 	@$(CLUSTER_ENV) scripts/ceph-test-cluster.sh stop
 	@$(CLUSTER_ENV) scripts/ceph-test-cluster.sh start
 	@cd $(BUILD) && $(CLUSTER_ENV) CEPH_CONF=$(CEPH_TEST_DIR)/ceph.conf TEMPO_CEPH_POOL=tempo \

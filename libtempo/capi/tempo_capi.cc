@@ -219,7 +219,8 @@ TEMPO_EXPORT int tempo_sim_advance(tempo_ctx* ctx, int64_t ns) {
 
 TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects, size_t count,
                                     int64_t ttu_ns, tempo_claim_id* id) {
-  if (!id || (!objects && count)) return -EINVAL;
+  // Over the limit, refused before copying what could be gigabytes.
+  if (!id || (!objects && count) || count > tempo::kMaxManifestObjects) return -EINVAL;
   int rc = 0;
   if (on_daemon(ctx, &rc,
                 [&](tempo::DaemonClient& d) { return d.report(objects, count, ttu_ns, id); }))

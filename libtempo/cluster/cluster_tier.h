@@ -55,10 +55,17 @@ class ClusterTier {
   // Size of `key` in the pool, -ENOENT, or an errno when the pool cannot answer in time
   // (-ETIMEDOUT, -ENOTCONN): bounded by the tier's operation timeout.
   virtual int64_t stat(ObjectKey key) = 0;
-  // Reads the whole object into `out` (its size must be the object's size) without
-  // waiting; the data is checksum-verified before the completion says so. 0 or -EINVAL.
-  // `out` must stay valid until the completion is reaped.
-  virtual int read_async(ObjectKey key, std::span<std::byte> out, uint64_t tag) = 0;
+  // Reads the whole object into `out`, pieces filled in order (their sizes must add up to
+  // the object's size: fast-tier extents), without waiting; the data is checksum-verified
+  // before the completion says so. 0 or -EINVAL (no bytes to read into). The pieces must
+  // stay valid until the completion is reaped.
+  virtual int read_async(ObjectKey key, std::span<const std::span<std::byte>> out,
+                         uint64_t tag) = 0;
+  // One contiguous buffer.
+  int read_async(ObjectKey key, std::span<std::byte> out, uint64_t tag) {
+    const std::span<std::byte> one[] = {out};
+    return read_async(key, one, tag);
+  }
   virtual int completion_fd() const = 0;
   // Appends every queued completion to `out`; returns how many.
   virtual size_t reap(std::vector<ClusterRead>* out) = 0;

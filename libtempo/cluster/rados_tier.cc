@@ -51,11 +51,11 @@ struct RadosTier::ReadOp final : Pending {
   void finish(int status) override { tier->finish_read(this, status); }
   rados_read_op_t op = rados_create_read_op();
   ObjectKey key = 0;
-  std::span<std::byte> out;
+  std::vector<std::span<std::byte>> out;  // the caller's pieces, in object order
   uint64_t tag = 0;
   TimeNs submitted = 0;
-  size_t bytes_read = 0;
-  int read_rval = 0;
+  std::vector<size_t> bytes_read;  // per piece
+  std::vector<int> read_rval;      // per piece
   int xattr_rval = 0;
   uint64_t size = 0;
   time_t mtime = 0;
@@ -198,18 +198,27 @@ int64_t RadosTier::stat(ObjectKey key) {
   return r < 0 ? r : static_cast<int64_t>(size);
 }
 
-int RadosTier::read_async(ObjectKey key, std::span<std::byte> out, uint64_t tag) {
-  if (out.empty()) return -EINVAL;
+int RadosTier::read_async(ObjectKey key, std::span<const std::span<std::byte>> out, uint64_t tag) {
+  uint64_t total = 0;
+  for (const auto& piece : out) total += piece.size();
+  if (total == 0) return -EINVAL;
   auto* read = new ReadOp(this);
   read->key = key;
-  read->out = out;
+  read->out.assign(out.begin(), out.end());
+  read->bytes_read.resize(out.size());
+  read->read_rval.resize(out.size());
   read->tag = tag;
   read->submitted = now_ns();
   // One compound operation: the object's size (a longer object than the manifest says is
-  // an error, not a silent truncation), its bytes straight into `out`, and its checksum.
+  // an error, not a silent truncation), its bytes straight into the pieces, and its checksum.
   rados_read_op_stat(read->op, &read->size, &read->mtime, &read->stat_rval);
-  rados_read_op_read(read->op, 0, out.size(), reinterpret_cast<char*>(out.data()),
-                     &read->bytes_read, &read->read_rval);
+  uint64_t offset = 0;
+  for (size_t i = 0; i < read->out.size(); ++i) {
+    rados_read_op_read(read->op, offset, read->out[i].size(),
+                       reinterpret_cast<char*>(read->out[i].data()), &read->bytes_read[i],
+                       &read->read_rval[i]);
+    offset += read->out[i].size();
+  }
   rados_read_op_getxattrs(read->op, &read->xattrs, &read->xattr_rval);
   issue(read, &ClusterTierStats::reads_in_flight, [&](rados_completion_t c) {
     return rados_aio_read_op_operate(read->op, h_->io, c, object_name(key).c_str(), 0);
@@ -219,8 +228,15 @@ int RadosTier::read_async(ObjectKey key, std::span<std::byte> out, uint64_t tag)
 
 void RadosTier::finish_read(ReadOp* read, int status) {
   int64_t result = status;
-  for (int r : {read->stat_rval, read->read_rval, read->xattr_rval})
+  for (int r : {read->stat_rval, read->xattr_rval})
     if (result >= 0 && r < 0) result = r;
+  uint64_t wanted = 0;
+  bool whole = true;  // every piece filled
+  for (size_t i = 0; i < read->out.size(); ++i) {
+    if (result >= 0 && read->read_rval[i] < 0) result = read->read_rval[i];
+    wanted += read->out[i].size();
+    whole = whole && read->bytes_read[i] == read->out[i].size();
+  }
   uint64_t stored_sum = 0;
   bool have_sum = false;
   if (result >= 0 && read->xattrs) {
@@ -236,14 +252,15 @@ void RadosTier::finish_read(ReadOp* read, int status) {
   }
   if (read->xattrs) rados_getxattrs_end(read->xattrs);
   if (result >= 0) {
-    if (read->size != read->out.size() || read->bytes_read != read->out.size())
+    if (read->size != wanted || !whole) {
       result = -EMSGSIZE;  // the caller's manifest does not match the pool's object
-    else if (!have_sum)
+    } else if (!have_sum) {
       result = -EBADMSG;  // not written by a RadosTier (or its xattr was lost)
-    else if (checksum64(read->out.data(), read->out.size()) != stored_sum)
-      result = -EBADMSG;
-    else
-      result = static_cast<int64_t>(read->bytes_read);
+    } else {
+      Checksum64Stream sum;
+      for (const auto& piece : read->out) sum.update(piece.data(), piece.size());
+      result = sum.digest() == stored_sum ? static_cast<int64_t>(wanted) : -EBADMSG;
+    }
   }
   rados_release_read_op(read->op);
   {

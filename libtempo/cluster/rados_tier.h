@@ -38,7 +38,8 @@ class RadosTier final : public ClusterTier {
   int put_async(ObjectKey key, std::span<const std::byte> data) override;
   int flush(TimeNs timeout) override;
   int64_t stat(ObjectKey key) override;
-  int read_async(ObjectKey key, std::span<std::byte> out, uint64_t tag) override;
+  using ClusterTier::read_async;
+  int read_async(ObjectKey key, std::span<const std::span<std::byte>> out, uint64_t tag) override;
   int completion_fd() const override { return event_fd_; }
   size_t reap(std::vector<ClusterRead>* out) override;
   int remove(ObjectKey key) override;

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace tempo {
 namespace {
@@ -37,9 +36,14 @@ int read_file(std::string_view path, std::string* text, std::string* error) {
     if (error) *error = std::string(path) + ": cannot read: " + std::strerror(e);
     return -e;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *text = ss.str();
+  // Bounded: a path to /dev/zero (or a huge file) must not read forever.
+  text->assign(kMaxConfigFileBytes + 1, '\0');
+  in.read(text->data(), static_cast<std::streamsize>(text->size()));
+  text->resize(static_cast<size_t>(in.gcount()));
+  if (text->size() > kMaxConfigFileBytes) {
+    if (error) *error = std::string(path) + ": larger than 1 MiB: not a configuration file";
+    return -EFBIG;
+  }
   return 0;
 }
 

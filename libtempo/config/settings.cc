@@ -252,8 +252,24 @@ int request_bytes_key(Settings& s, std::string_view key, std::string_view value,
   return 0;
 }
 
+template <auto Field>
+int name_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  if (value.empty()) return fail(error, key, value, "a non-empty name");
+  Field(s) = value;
+  return 0;
+}
+
+int op_timeout_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  double seconds = 0;
+  if (!parse_number(value, &seconds) || seconds <= 0)
+    return fail(error, key, value, "a positive number of seconds such as 5, 0.5");
+  s.cluster.op_timeout_s = seconds;
+  return 0;
+}
+
 constexpr std::string_view kDevices[] = {"sim", "uring", "kmod", "daemon"};
 constexpr std::string_view kFastTiers[] = {"dram", "dax"};
+constexpr std::string_view kClusterBackends[] = {"off", "rados"};
 
 #define TEMPO_FIELD(path) \
   [](Settings & s) -> auto& { return s.path; }
@@ -343,6 +359,23 @@ const SettingKey kSettingKeys[] = {
     {"daemon.max_queued", "256", "",
      "tempod: 1..65536 replies waiting for one client before its requests are not read",
      int_key<TEMPO_FIELD(daemon.max_queued), 1, 65536>},
+    {"cluster.backend", "off", "",
+     "`off` or `rados`: a Ceph RADOS pool below the `uring` store (Documentation/cluster.md)",
+     choice_key<TEMPO_FIELD(cluster.backend), [] { return std::span(kClusterBackends); }>},
+    {"cluster.conf", "", "librados' search (`CEPH_CONF`, `/etc/ceph/ceph.conf`)",
+     "the cluster's `ceph.conf`", path_key<TEMPO_FIELD(cluster.conf)>},
+    {"cluster.pool", "tempo", "", "the pool's name (one per deployment)",
+     name_key<TEMPO_FIELD(cluster.pool)>},
+    {"cluster.client", "client.admin", "", "the cephx user (`client.tempo`)",
+     name_key<TEMPO_FIELD(cluster.client)>},
+    {"cluster.prefix", "tempo/", "", "object names' prefix: the deployment's namespace in the pool",
+     name_key<TEMPO_FIELD(cluster.prefix)>},
+    {"cluster.op_timeout_s", "5", "",
+     "seconds: every pool operation fails with `ETIMEDOUT` after this instead of waiting",
+     op_timeout_key},
+    {"cluster.keep_local", "false", "",
+     "boolean: write what is staged from the pool to the local store as well",
+     bool_key<TEMPO_FIELD(cluster.keep_local)>},
 };
 
 #undef TEMPO_FIELD
@@ -404,6 +437,10 @@ int Settings::validate(std::string* error) const {
     if (error)
       *error = "'budget_bytes' (" + std::to_string(budget_bytes) +
                ") must be below 'fast_tier_bytes' (" + std::to_string(fast_tier_bytes) + ")";
+    return -EINVAL;
+  }
+  if (cluster.backend != "off" && device != "uring") {
+    if (error) *error = "'cluster.backend' needs device = uring (the tier is below its store)";
     return -EINVAL;
   }
   if (device == "uring" && uring.store_path.empty()) {

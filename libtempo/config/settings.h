@@ -42,6 +42,17 @@ struct DaemonSettings {
   uint32_t max_queued{};     // daemon.max_queued: replies queued per client before backoff
 };
 
+// The cluster tier's keys (`cluster.<name>`): a pool shared by every host, below the store.
+struct ClusterSettings {
+  std::string backend;    // cluster.backend: off or rados
+  std::string conf;       // cluster.conf: ceph.conf ("" = librados' default search)
+  std::string pool;       // cluster.pool
+  std::string client;     // cluster.client: the cephx user
+  std::string prefix;     // cluster.prefix: object names' prefix (the deployment's namespace)
+  double op_timeout_s{};  // cluster.op_timeout_s: every pool operation's bound
+  bool keep_local{};      // cluster.keep_local: a copy of what is staged from the pool
+};
+
 // Every field is a key of the settings table (setting_keys()); its default is the table's.
 struct Settings {
   Settings();  // the table's defaults
@@ -66,6 +77,7 @@ struct Settings {
   std::string calibration_file;  // measured rates (tempoctl calibrate) applied at set time
   UringSettings uring;
   DaemonSettings daemon;
+  ClusterSettings cluster;
   // Keys given explicitly (set, file, environment): a calibration file fills only the rest.
   std::set<std::string> explicit_keys;
 

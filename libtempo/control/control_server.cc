@@ -228,14 +228,14 @@ bool ControlServer::serve_client(Client& c, short revents) {
   // One request at a time: the next is answered once this reply is sent.
   size_t nl;
   while (c.out.empty() && (nl = c.in.find('\n')) != std::string::npos) {
-    c.out = reply(c.in.substr(0, nl)) + "\n";
+    c.out = control_reply(instance_, c.in.substr(0, nl)) + "\n";
     c.in.erase(0, nl + 1);
     if (!flush(c)) return false;
   }
   return c.in.size() <= kControlMaxLine;
 }
 
-std::string ControlServer::reply(const std::string& request) {
+std::string control_reply(Context& instance, const std::string& request) {
   std::string cmd = request;
   while (!cmd.empty() && (cmd.back() == '\r' || cmd.back() == ' ')) cmd.pop_back();
   ClaimId after = 0;
@@ -257,13 +257,13 @@ std::string ControlServer::reply(const std::string& request) {
   try {
     if (cmd == "stats")
       return json{{"ok", true},
-                  {"stats", stats_doc(instance_.call([](Stack& s) { return s.stats(); }))}}
+                  {"stats", stats_doc(instance.call([](Stack& s) { return s.stats(); }))}}
           .dump();
     if (cmd == "claims") {
       // One page per request, taken in one short call on the stack's driver; the JSON is
       // built here, off the event loop.
       const std::vector<ClaimView> page =
-          instance_.call([&](Stack& s) { return s.list(after, limit); });
+          instance.call([&](Stack& s) { return s.list(after, limit); });
       const json next = page.size() == limit ? json(page.back().id) : json(nullptr);
       return json{{"ok", true}, {"claims", claims_doc(page)}, {"next", next}}.dump();
     }

@@ -52,7 +52,6 @@ class ControlServer {
   void serve();
   // Reads or sends what poll reported for one client; false when it is to be dropped.
   bool serve_client(Client& c, short revents);
-  std::string reply(const std::string& request);
 
   Context& instance_;
   std::string path_;
@@ -60,6 +59,9 @@ class ControlServer {
   int stop_fd_ = -1;
   std::thread thread_;
 };
+
+// The reply line (without its '\n') to one request line: what the socket answers.
+std::string control_reply(Context& instance, const std::string& request);
 
 // The JSON documents the socket serves (also what `tempoctl --json` prints).
 std::string stats_json(const StackStats& stats);

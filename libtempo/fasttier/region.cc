@@ -6,7 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <string>
 
 // libdaxctl and libnuma are optional (cmake/TempoOptionalDeps.cmake).
 #ifndef TEMPO_WITHOUT_DAXCTL
@@ -22,6 +26,42 @@ namespace {
 constexpr uint64_t kHugePage = 2ull << 20;
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// The first number in the file (the value of `key` when given: "MemAvailable:  123 kB").
+std::optional<uint64_t> read_number(const std::string& path, const std::string& key = "") {
+  std::ifstream in(path);
+  std::string word;
+  while (in >> word) {
+    if (!key.empty() && word != key) continue;
+    if (!key.empty() && !(in >> word)) return std::nullopt;
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+    if (ec != std::errc() || end != word.data() + word.size()) return std::nullopt;
+    return v;
+  }
+  return std::nullopt;
+}
+
+// Memory a DRAM fast tier can be backed by: MemAvailable, within this process's cgroup
+// (v2) limit when it has one. *source says which bound it is.
+uint64_t memory_available(std::string* source) {
+  uint64_t avail = read_number("/proc/meminfo", "MemAvailable:").value_or(0) * 1024;
+  *source = "MemAvailable";
+  if (avail == 0) avail = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  std::ifstream cg("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(cg, line)) {
+    if (!line.starts_with("0::")) continue;
+    const std::string dir = "/sys/fs/cgroup" + line.substr(3);
+    const auto max = read_number(dir + "/memory.max");  // "max" when unlimited: no number
+    const uint64_t used = read_number(dir + "/memory.current").value_or(0);
+    if (max && *max > used && *max - used < avail) {
+      avail = *max - used;
+      *source = "the cgroup's memory.max";
+    }
+  }
+  return avail;
+}
 
 // A free address range of `bytes` starting at a multiple of `align`, reserved PROT_NONE.
 void* reserve_aligned(uint64_t bytes, uint64_t align, void** mapping, uint64_t* mapping_size) {
@@ -134,6 +174,14 @@ int FastTierRegion::map_dram(const FastTierOptions& o, std::string* error) {
   }
   source_ = "dram";
   size_ = round_up(o.bytes, kHugePage);
+  // Larger than the memory that can back it, the tier would end in the OOM killer the
+  // first time it fills (or at once, prefaulted): refuse it here.
+  std::string bound;
+  if (const uint64_t avail = memory_available(&bound); size_ > avail) {
+    *error = "fast_tier_bytes: " + std::to_string(size_) + " bytes is more than the memory " +
+             "that can back it (" + std::to_string(avail) + " bytes, " + bound + ")";
+    return -ENOMEM;
+  }
   if (o.shareable) {
     if (const int r = map_memfd(o); r != 0) {
       *error = std::string("fast tier memfd: ") + std::strerror(-r);

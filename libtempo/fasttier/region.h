@@ -26,7 +26,8 @@ const char* page_kind_name(PageKind k);
 class FastTierRegion {
  public:
   // 0, or a negative errno with `error` saying why (-ENODEV: no DAX device found,
-  // -EINVAL: bad options or NUMA node, -ENOMEM).
+  // -EINVAL: bad options or NUMA node, -ENOMEM: a DRAM tier larger than the memory that can
+  // back it, MemAvailable or the cgroup's memory.max, or a failed mapping).
   static int create(const FastTierOptions& options, std::unique_ptr<FastTierRegion>* out,
                     std::string* error);
   ~FastTierRegion();

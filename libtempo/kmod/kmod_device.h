@@ -97,7 +97,7 @@ class KmodDevice final : public Device {
   // Waits up to `timeout` for completion_fd(), then process_completions().
   int wait(TimeNs timeout);
   // True when no stage or demand read is outstanding.
-  bool idle() const;
+  bool idle() const override;
 
   // The object's bytes in the device mapping (valid while the caller holds a pin; reading
   // an unpinned object goes through the fault path). -ENOENT unknown.

@@ -9,6 +9,7 @@
 #include "stack/threaded_driver.h"
 #include "stack/virtual_driver.h"
 #ifndef TEMPO_WITHOUT_URING
+#include "cluster/make_cluster_tier.h"
 #include "store/idempotent_put.h"
 #include "store/object_store.h"
 #include "uring/uring_device.h"
@@ -25,14 +26,16 @@ StackConfig stack_config(const Settings& s, uint32_t staging_slots) {
 
 #ifdef TEMPO_WITHOUT_URING
 int open_uring(const Settings&, const Clock&, std::shared_ptr<ObjectStore>*,
-               std::unique_ptr<Device>*, std::string* error) {
+               std::shared_ptr<ClusterTier>*, std::unique_ptr<Device>*, std::string* error) {
   *error = "device 'uring' is not available: libtempo was built without liburing";
   return -EOPNOTSUPP;
 }
 #else
-// The uring device's store and device. 0, or -errno with `error`.
+// The uring device's store, cluster tier (cluster.backend) and device. 0, or -errno with
+// `error`.
 int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStore>* store,
-               std::unique_ptr<Device>* device, std::string* error) {
+               std::shared_ptr<ClusterTier>* cluster, std::unique_ptr<Device>* device,
+               std::string* error) {
   ObjectStoreOptions so;
   so.dir = s.uring.store_path;
   so.data_path = s.uring.data_path;
@@ -42,13 +45,19 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
   RecoveryReport report;
   std::unique_ptr<ObjectStore> opened;
   if (const int r = ObjectStore::open(so, &opened, &report); r != 0) {
-    *error =
-        "uring.store_path '" + so.dir + "': cannot open the object store: " + std::strerror(-r);
+    *error = "uring.store_path '" + so.dir +
+             "': cannot open the object store: " + std::strerror(-r) +
+             (report.errors.empty() ? "" : ": " + report.errors.back());
     if (const pid_t holder = store_lock_holder(so.dir); r == -EBUSY && holder > 0)
       *error += " (locked by pid " + std::to_string(holder) + ")";
     return r;
   }
+  std::unique_ptr<ClusterTier> tier;
+  if (const int r = make_cluster_tier(s.cluster, &tier, error); r != 0) return r;
+  *cluster = std::move(tier);
   UringDeviceOptions d;
+  d.cluster = cluster->get();
+  d.keep_local = s.cluster.keep_local;
   d.fast_tier.kind = s.uring.fast_tier;
   // A DAX fast tier is the whole device unless fast_tier_bytes was given.
   d.fast_tier.bytes =
@@ -56,6 +65,8 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
   d.fast_tier.numa_node = s.uring.numa_node;
   d.fast_tier.huge_pages = s.uring.huge_pages;
   d.fast_tier.prefault = s.uring.prefault;
+  // Registration would pin (fault in) the arena at once: not when it is to fill lazily.
+  d.register_buffers = s.uring.prefault;
   d.fast_tier.dax_path = s.uring.dax_path;
   d.fast_tier.shareable = s.uring.share_fast_tier;
   d.queue_depth = s.uring.queue_depth;
@@ -109,7 +120,8 @@ int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::strin
       c->sim_ = dev.get();
       c->owned_device_ = std::move(dev);
     } else {
-      if (const int r = open_uring(s, c->driver_->clock(), &c->store_, &c->owned_device_, error);
+      if (const int r = open_uring(s, c->driver_->clock(), &c->store_, &c->cluster_,
+                                   &c->owned_device_, error);
           r != 0)
         return r;
       if (s.is_explicit("staging_slots")) slots = s.staging_slots;
@@ -167,7 +179,8 @@ Context::~Context() {
   if (driver_) driver_->stop();  // a context that failed to build may have none yet
   // The stack holds pins on the device, the device reads the store.
   stack_.reset();
-  owned_device_.reset();
+  owned_device_.reset();  // waits for its reads from the cluster tier
+  cluster_.reset();       // waits for its write-throughs
   store_.reset();
 }
 
@@ -253,7 +266,10 @@ int Context::store_put(ObjectKey key, std::span<const std::byte> data) {
   if (store_ == nullptr) return -EOPNOTSUPP;
   if (data.empty()) return -EINVAL;
   // The store serialises its own writers; the loop thread only reads placed objects.
-  return put_idempotent(*store_, key, data);
+  const int r = put_idempotent(*store_, key, data);
+  // Written through to the cluster tier without waiting for it.
+  if (r == 0 && cluster_) cluster_->put_async(key, data);
+  return r;
 #endif
 }
 

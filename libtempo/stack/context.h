@@ -20,6 +20,7 @@
 
 namespace tempo {
 
+class ClusterTier;
 class ObjectStore;
 class SimDevice;
 class VirtualDriver;
@@ -81,8 +82,9 @@ class Context {
   int sim_add_objects(std::span<const KvObject> objects);
   int sim_advance(TimeNs ns);
   // The uring device only: writes an object into the store, idempotently
-  // (store/idempotent_put.h: -EEXIST held with other bytes, -EINVAL empty), and deletes one
-  // (-ENOENT). -EOPNOTSUPP elsewhere.
+  // (store/idempotent_put.h: -EEXIST held with other bytes, -EINVAL empty), and through to
+  // the cluster tier without waiting; deletes one from the store (-ENOENT). -EOPNOTSUPP
+  // elsewhere.
   int store_put(ObjectKey key, std::span<const std::byte> data);
   int store_delete(ObjectKey key);
 
@@ -96,6 +98,7 @@ class Context {
   // Shared only so that its deleter is fixed where it is made: built without liburing,
   // nothing here names the store's destructor.
   std::shared_ptr<ObjectStore> store_;
+  std::shared_ptr<ClusterTier> cluster_;  // below the store (cluster.backend); null when off
   std::unique_ptr<Device> owned_device_;
   Device* device_ = nullptr;
   std::unique_ptr<Stack> stack_;

@@ -55,7 +55,11 @@ DecodedRecord decode_record(std::span<const uint8_t, kCatalogRecordSize> in) {
   d.record.offset = get<uint64_t>(in, 24);
   d.record.size = get<uint64_t>(in, 32);
   d.record.checksum = get<uint64_t>(in, 40);
-  if (header_ok && key_ok && record_ok)
+  const bool in_limits = d.record.seq < kCatalogSeqLimit &&
+                         (d.record.type != RecordType::kPut ||
+                          (d.record.size > 0 && d.record.size <= kCatalogMaxExtent &&
+                           d.record.offset <= kCatalogMaxExtent));
+  if (header_ok && key_ok && record_ok && in_limits)
     d.state = RecordState::kValid;
   else if (key_ok && get<uint32_t>(in, 0) == kCatalogMagic)
     d.state = RecordState::kDamagedKnownKey;

@@ -20,6 +20,10 @@ namespace tempo {
 inline constexpr uint32_t kCatalogMagic = 0x43564b54;  // "TKVC"
 inline constexpr uint8_t kCatalogVersion = 1;
 inline constexpr size_t kCatalogRecordSize = 64;
+// A record is valid only within these limits, so replay's arithmetic cannot wrap: sequences
+// below 2^63 (a store refuses a put or remove past it), extents below 2^62 bytes.
+inline constexpr uint64_t kCatalogSeqLimit = uint64_t{1} << 63;
+inline constexpr uint64_t kCatalogMaxExtent = uint64_t{1} << 62;
 
 enum class RecordType : uint8_t { kPut = 1, kDelete = 2 };
 
@@ -36,7 +40,8 @@ void encode_record(const CatalogRecord& r, std::span<uint8_t, kCatalogRecordSize
 
 enum class RecordState : uint8_t {
   kValid,
-  kDamagedKnownKey,  // record check failed, key check passed: `key` names the object
+  kDamagedKnownKey,  // record check failed (or a field is out of its limits), key check
+                     // passed: `key` names the object
   kDamaged,          // nothing in it can be trusted
 };
 

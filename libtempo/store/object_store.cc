@@ -23,8 +23,8 @@ namespace {
 // A growable store's address space: the data file is sparse and grows on write.
 constexpr uint64_t kGrowableSpace = uint64_t{1} << 50;
 
-int open_data(const std::string& path, bool direct, bool* direct_used) {
-  const int flags = O_RDWR | O_CREAT | O_CLOEXEC;
+int open_data(const std::string& path, bool direct, bool read_only, bool* direct_used) {
+  const int flags = read_only ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CREAT | O_CLOEXEC;
   if (direct) {
     int fd = ::open(path.c_str(), flags | O_DIRECT, 0644);
     if (fd >= 0) {
@@ -144,26 +144,43 @@ int ObjectStore::open(const ObjectStoreOptions& options, std::unique_ptr<ObjectS
   int ret = s->open_files();
   if (ret == 0) ret = IoRing::create(options.queue_depth, &s->ring_);
   if (ret == 0) ret = s->replay();
-  if (ret < 0) return ret;
+  if (ret < 0) {
+    if (report != nullptr) *report = s->recovery_;
+    return ret;
+  }
   if (report != nullptr) *report = s->recovery_;
   *out = std::move(s);
   return 0;
 }
 
 int ObjectStore::open_files() {
-  if (mkdir(options_.dir.c_str(), 0755) != 0 && errno != EEXIST) return -errno;
-  lock_fd_ = lock_store(options_.dir);
-  if (lock_fd_ < 0) return lock_fd_;
+  const bool ro = options_.read_only;
+  if (!ro) {
+    if (mkdir(options_.dir.c_str(), 0755) != 0 && errno != EEXIST) return -errno;
+    lock_fd_ = lock_store(options_.dir);
+    if (lock_fd_ < 0) return lock_fd_;
+  }
   const std::string data_path =
       options_.data_path.empty() ? options_.dir + "/data" : options_.data_path;
   catalog_path_ = options_.dir + "/catalog";
-  data_fd_ = open_data(data_path, options_.direct_io, &direct_);
+  const bool had_catalog = access(catalog_path_.c_str(), F_OK) == 0;
+  data_fd_ = open_data(data_path, options_.direct_io, ro, &direct_);
   if (data_fd_ < 0) return data_fd_;
-  catalog_fd_ = ::open(catalog_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (catalog_fd_ < 0) return -errno;
-
   struct stat st {};
   if (fstat(data_fd_, &st) != 0) return -errno;
+  // Both files are created together: a data file with data and no catalog lost its catalog,
+  // and an empty new one would let puts overwrite the objects.
+  if (!had_catalog && S_ISREG(st.st_mode) && st.st_size > 0) {
+    recovery_.errors.push_back(strprintf(
+        "the catalog '%s' is missing beside the data file '%s' (%lld bytes): refusing to open "
+        "an empty store over its objects; restore the catalog, or remove the data file",
+        catalog_path_.c_str(), data_path.c_str(), static_cast<long long>(st.st_size)));
+    return -EUCLEAN;
+  }
+  catalog_fd_ =
+      ::open(catalog_path_.c_str(), ro ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (catalog_fd_ < 0) return -errno;
+
   uint64_t space = kGrowableSpace;
   if (S_ISBLK(st.st_mode)) {
     const int64_t dev = device_or_file_size(data_fd_);
@@ -175,7 +192,7 @@ int ObjectStore::open_files() {
   } else if (options_.capacity_bytes > 0) {
     space = options_.capacity_bytes;
     growable_ = false;
-    if (static_cast<uint64_t>(st.st_size) < space) {
+    if (!ro && static_cast<uint64_t>(st.st_size) < space) {
       int ret = posix_fallocate(data_fd_, 0, static_cast<off_t>(space));
       if (ret != 0) return -ret;
     }
@@ -198,15 +215,20 @@ int ObjectStore::replay() {
     got += static_cast<size_t>(r);
   }
   std::vector<DecodedRecord> recs(n);
-  size_t valid_end = 0;  // records [0, valid_end) end with a valid one
+  // Records [0, kept) end with the last one that holds anything: a whole record that fails
+  // its checks is damage (a 64-byte append never straddles a sector, so a crash leaves it
+  // whole or absent), reported and kept; only zeros and a partial record are a torn tail.
+  size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
-    recs[i] = decode_record(std::span<const uint8_t, kCatalogRecordSize>(
-        bytes.data() + i * kCatalogRecordSize, kCatalogRecordSize));
-    if (recs[i].state == RecordState::kValid) valid_end = i + 1;
+    const uint8_t* at = bytes.data() + i * kCatalogRecordSize;
+    recs[i] = decode_record(std::span<const uint8_t, kCatalogRecordSize>(at, kCatalogRecordSize));
+    if (recs[i].state == RecordState::kValid ||
+        std::any_of(at, at + kCatalogRecordSize, [](uint8_t b) { return b != 0; }))
+      kept = i + 1;
   }
 
   RecoveryReport& rep = recovery_;
-  for (size_t i = 0; i < valid_end; ++i) {
+  for (size_t i = 0; i < kept; ++i) {
     const DecodedRecord& d = recs[i];
     const CatalogRecord& r = d.record;
     if (d.state == RecordState::kValid) {
@@ -221,9 +243,10 @@ int ObjectStore::replay() {
     }
     ++rep.damaged_records;
     if (d.state == RecordState::kDamagedKnownKey) {
-      std::string why =
-          strprintf("catalog record %zu (byte %zu) is damaged; it belonged to object %#llx", i,
-                    i * kCatalogRecordSize, static_cast<ull>(r.key));
+      std::string why = strprintf(
+          "catalog record %zu (byte %zu) is damaged or out of range (seq %llu); it "
+          "belonged to object %#llx",
+          i, i * kCatalogRecordSize, static_cast<ull>(r.seq), static_cast<ull>(r.key));
       rep.errors.push_back(why);
       live_.erase(r.key);
       quarantine_[r.key] = QuarantinedObject{r.key, -EBADMSG, std::move(why)};
@@ -235,16 +258,16 @@ int ObjectStore::replay() {
     }
   }
 
-  const uint64_t valid_bytes = valid_end * kCatalogRecordSize;
-  rep.torn_tail_bytes = static_cast<uint64_t>(cat_size) - valid_bytes;
+  const uint64_t kept_bytes = kept * kCatalogRecordSize;
+  rep.torn_tail_bytes = static_cast<uint64_t>(cat_size) - kept_bytes;
   if (rep.torn_tail_bytes > 0) {
-    rep.errors.push_back(
-        strprintf("torn catalog tail: %llu bytes after the last valid record ignored",
-                  static_cast<ull>(rep.torn_tail_bytes)));
-    // Cut it so records appended from now on follow a valid one.
-    if (ftruncate(catalog_fd_, static_cast<off_t>(valid_bytes)) != 0) return -errno;
+    rep.errors.push_back(strprintf("torn catalog tail: %llu bytes after the last record ignored",
+                                   static_cast<ull>(rep.torn_tail_bytes)));
+    // Cut it so records appended from now on follow a whole one.
+    if (!options_.read_only && ftruncate(catalog_fd_, static_cast<off_t>(kept_bytes)) != 0)
+      return -errno;
   }
-  catalog_size_ = valid_bytes;
+  catalog_size_ = kept_bytes;
 
   const int64_t data_size = device_or_file_size(data_fd_);
   if (data_size < 0) return static_cast<int>(data_size);
@@ -276,7 +299,8 @@ int ObjectStore::replay() {
     }
   }
   rep.live_objects = live_.size();
-  if (rep.records > 4 * live_.size() + 4096 && quarantine_.empty()) return compact();
+  if (!options_.read_only && rep.records > 4 * live_.size() + 4096 && quarantine_.empty())
+    return compact();
   return 0;
 }
 
@@ -286,6 +310,7 @@ void ObjectStore::quarantine_locked(ObjectKey key, int error, std::string reason
 }
 
 int ObjectStore::append_locked(const CatalogRecord& r) {
+  if (r.seq >= kCatalogSeqLimit) return -EOVERFLOW;
   std::array<uint8_t, kCatalogRecordSize> buf{};
   encode_record(r, buf);
   size_t written = 0;
@@ -330,6 +355,7 @@ int ObjectStore::data_io(IoRequest::Op op, void* buf, uint64_t len, uint64_t off
 }
 
 int ObjectStore::put(ObjectKey key, std::span<const std::byte> data) {
+  if (options_.read_only) return -EROFS;
   if (data.empty()) return -EINVAL;
   int64_t off;
   uint64_t padded;
@@ -433,6 +459,7 @@ int64_t ObjectStore::get(ObjectKey key, std::span<std::byte> out) {
 }
 
 int ObjectStore::remove(ObjectKey key) {
+  if (options_.read_only) return -EROFS;
   std::lock_guard lock(mu_);
   auto it = live_.find(key);
   const bool quarantined = quarantine_.contains(key);
@@ -449,12 +476,14 @@ int ObjectStore::remove(ObjectKey key) {
 }
 
 int ObjectStore::sync() {
+  if (options_.read_only) return -EROFS;
   if (fdatasync(data_fd_) != 0) return -errno;
   std::lock_guard lock(mu_);
   return fdatasync(catalog_fd_) == 0 ? 0 : -errno;
 }
 
 int ObjectStore::compact() {
+  if (options_.read_only) return -EROFS;
   std::lock_guard lock(mu_);
   const std::string tmp = catalog_path_ + ".tmp";
   int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -43,6 +43,9 @@ struct ObjectStoreOptions {
   bool direct_io = true;  // O_DIRECT data; buffered where the file system refuses it
   uint32_t queue_depth = 16;
   uint32_t request_bytes = 1u << 20;
+  // Inspection: the files are opened read-only and nothing is created, cut or compacted;
+  // put(), remove(), sync() and compact() return -EROFS. A missing catalog is -ENOENT.
+  bool read_only = false;
 };
 
 struct ObjectInfo {
@@ -61,10 +64,14 @@ struct QuarantinedObject {
 };
 
 struct RecoveryReport {
-  uint64_t records = 0;             // valid records replayed
-  uint64_t live_objects = 0;        // readable objects after replay
-  uint64_t torn_tail_bytes = 0;     // bytes after the last valid record: ignored and cut off
-  uint64_t damaged_records = 0;     // invalid records followed by valid ones
+  uint64_t records = 0;       // valid records replayed
+  uint64_t live_objects = 0;  // readable objects after replay
+  // Bytes a crash can leave after the last record: a partial record, or whole records of
+  // zeros (the file grew, the data never landed). Ignored, and cut off unless read-only.
+  uint64_t torn_tail_bytes = 0;
+  // Whole records that fail their checks (a bit flip), the last one included: reported,
+  // their object quarantined when the record still names it; never cut off.
+  uint64_t damaged_records = 0;
   std::vector<std::string> errors;  // one line per problem found
 };
 
@@ -77,8 +84,11 @@ class ObjectStore {
  public:
   // Opens (creating if needed) the store and replays its catalog. Problems in the catalog
   // or data file do not fail the open: they are listed in the report and the affected
-  // objects are quarantined. Returns 0 or a negative errno (unusable paths, I/O errors,
-  // -EBUSY: another open store holds the directory's lock; store_lock_holder() names it).
+  // objects are quarantined. Returns 0 or a negative errno (unusable paths, I/O errors;
+  // -EBUSY: another open store holds the directory's lock, store_lock_holder() names it;
+  // -EUCLEAN when the catalog is missing beside a data file that holds data: a new catalog
+  // would let puts overwrite those objects). `report` is filled on failure too. Read-only
+  // opens take no lock.
   static int open(const ObjectStoreOptions& options, std::unique_ptr<ObjectStore>* out,
                   RecoveryReport* report = nullptr);
   ~ObjectStore();
@@ -86,13 +96,14 @@ class ObjectStore {
   ObjectStore& operator=(const ObjectStore&) = delete;
 
   // Stores `data` under `key`, replacing any earlier version. 0, -EINVAL (empty data),
-  // -ENOSPC / -EFBIG (no room; the catalog is unchanged) or an I/O error.
+  // -ENOSPC / -EFBIG (no room; the catalog is unchanged), -EROFS (read-only), -EOVERFLOW
+  // (catalog sequences exhausted: kCatalogSeqLimit) or an I/O error.
   int put(ObjectKey key, std::span<const std::byte> data);
   // Reads the object into `out` and verifies its checksum: the size, -ENOENT, -EMSGSIZE
   // (out too small), -EBADMSG (quarantined, or checksum mismatch: then quarantined) or
   // -EIO (data missing: then quarantined).
   int64_t get(ObjectKey key, std::span<std::byte> out);
-  // Deletes `key` (also a quarantined one): 0 or -ENOENT.
+  // Deletes `key` (also a quarantined one): 0, -ENOENT, -EROFS or -EOVERFLOW.
   int remove(ObjectKey key);
   // Makes every earlier put()/remove() durable.
   int sync();

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,7 +23,7 @@ constexpr uint64_t kMaxRegisteredBuffer = 1ull << 30;
 }  // namespace
 
 UringDevice::UringDevice(ObjectStore& store, const UringDeviceOptions& options, const Clock& clock)
-    : store_(store), options_(options), clock_(clock) {}
+    : store_(store), options_(options), clock_(clock), cluster_(options.cluster) {}
 
 int UringDevice::create(ObjectStore& store, const UringDeviceOptions& options, const Clock& clock,
                         std::unique_ptr<UringDevice>* out, std::string* error) {
@@ -43,18 +45,39 @@ int UringDevice::create(ObjectStore& store, const UringDeviceOptions& options, c
     *error = std::string("eventfd: ") + std::strerror(errno);
     return -errno;
   }
+  if (d->cluster_) {
+    d->poll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (d->poll_fd_ < 0) {
+      *error = std::string("epoll_create1: ") + std::strerror(errno);
+      return -errno;
+    }
+    for (int fd : {d->event_fd_, d->cluster_->completion_fd()}) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      if (epoll_ctl(d->poll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        *error = std::string("epoll_ctl: ") + std::strerror(errno);
+        return -errno;
+      }
+    }
+  }
   ret = IoRing::create(options.queue_depth, &d->ring_);
   if (ret == 0) ret = d->ring_->register_eventfd(d->event_fd_);
   if (ret < 0) {
     *error = std::string("io_uring setup: ") + std::strerror(-ret);
     return ret;
   }
-  if (options.register_buffers) {
+  // Registration pins (and so faults in) the whole arena; a memlock limit below it would
+  // refuse it only after pinning a piece: not tried then (root has no such limit).
+  rlimit memlock{};
+  const bool may_pin = geteuid() == 0 || (getrlimit(RLIMIT_MEMLOCK, &memlock) == 0 &&
+                                          memlock.rlim_cur >= d->fast_->region().size());
+  if (options.register_buffers && may_pin) {
     const FastTierRegion& r = d->fast_->region();
     std::vector<iovec> iovs;
     for (uint64_t off = 0; off < r.size(); off += kMaxRegisteredBuffer)
       iovs.push_back(iovec{r.base() + off, std::min(kMaxRegisteredBuffer, r.size() - off)});
-    // Where pinning is refused (memlock limit, some DAX mappings) plain reads still work.
+    // Where pinning is refused (some DAX mappings) plain reads still work.
     if (d->ring_->register_buffers(iovs) == 0) {
       d->buffer_chunk_ = kMaxRegisteredBuffer;
       d->ustats_.registered_buffers = true;
@@ -65,12 +88,30 @@ int UringDevice::create(ObjectStore& store, const UringDeviceOptions& options, c
 }
 
 UringDevice::~UringDevice() {
+  if (cluster_) drain_pool_reads();
   {
     std::lock_guard lock(mu_);
     ring_.reset();  // waits for reads still in flight
-    for (auto& [id, op] : ops_) store_.release(op.info);
+    for (auto& [id, op] : ops_)
+      if (op.kind != Op::Kind::kPool) store_.release(op.info);
   }
-  if (event_fd_ >= 0) close(event_fd_);
+  for (int fd : {event_fd_, poll_fd_})
+    if (fd >= 0) close(fd);
+}
+
+void UringDevice::drain_pool_reads() {
+  // Each read is bounded by the tier's operation timeout.
+  std::vector<ClusterRead> done;
+  std::unique_lock lock(mu_);
+  while (pool_reads_ > 0) {
+    lock.unlock();
+    pollfd p{cluster_->completion_fd(), POLLIN, 0};
+    poll(&p, 1, 100);
+    done.clear();
+    cluster_->reap(&done);
+    lock.lock();
+    pool_reads_ -= done.size();
+  }
 }
 
 DeviceInfo UringDevice::info() const {
@@ -105,7 +146,23 @@ void UringDevice::set_fault_hook(IoFaultHook hook) {
 
 int64_t UringDevice::object_size(ObjectKey key) const {
   auto info = store_.lookup(key);
-  return info ? static_cast<int64_t>(info->size) : -ENOENT;
+  if (info) return static_cast<int64_t>(info->size);
+  return cluster_ ? pool_size(key) : -ENOENT;
+}
+
+int64_t UringDevice::pool_size(ObjectKey key) const {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = pool_sizes_.find(key); it != pool_sizes_.end())
+      return static_cast<int64_t>(it->second);
+  }
+  // Outside mu_: bounded by the tier's operation timeout, not by the device.
+  const int64_t size = cluster_->stat(key);
+  if (size > 0) {
+    std::lock_guard lock(mu_);
+    pool_sizes_[key] = static_cast<uint64_t>(size);
+  }
+  return size;
 }
 
 Residency UringDevice::residency(ObjectKey key) const {
@@ -156,7 +213,30 @@ bool UringDevice::make_room_locked(uint64_t bytes) {
   return true;
 }
 
+void UringDevice::add_staging_locked(ObjectKey key, uint64_t bytes, std::vector<Extent> extents) {
+  Entry& e = entries_[key];
+  e.bytes = bytes;
+  e.state = Residency::kStaging;
+  e.pins = 1;
+  e.extents = std::move(extents);
+  ++stats_.pins;
+  stats_.pinned_bytes += bytes;
+  stats_.resident_bytes += bytes;
+}
+
+std::vector<std::span<std::byte>> UringDevice::object_spans_locked(const Entry& e) const {
+  std::vector<std::span<std::byte>> spans;
+  uint64_t left = e.bytes;
+  for (const Extent& x : e.extents) {
+    const uint64_t n = std::min(left, x.len);
+    spans.emplace_back(fast_->at(x.offset), n);
+    left -= n;
+  }
+  return spans;
+}
+
 int UringDevice::stage(ObjectKey key) {
+  if (cluster_ && !store_.lookup(key)) return stage_from_pool(key);
   std::lock_guard lock(mu_);
   auto it = entries_.find(key);
   if (it != entries_.end()) return -EBUSY;
@@ -168,14 +248,7 @@ int UringDevice::stage(ObjectKey key) {
     store_.release(info);
     return -ENOSPC;
   }
-  Entry& e = entries_[key];
-  e.bytes = info.size;
-  e.state = Residency::kStaging;
-  e.pins = 1;
-  e.extents = extents;
-  ++stats_.pins;
-  stats_.pinned_bytes += info.size;
-  stats_.resident_bytes += info.size;
+  add_staging_locked(key, info.size, extents);
 
   const uint64_t id = next_op_id_++;
   Op& op = ops_[id];
@@ -189,6 +262,51 @@ int UringDevice::stage(ObjectKey key) {
   stage_queue_.push_back(id);
   pump_locked();
   return 0;
+}
+
+int UringDevice::stage_from_pool(ObjectKey key) {
+  const int64_t size = pool_size(key);
+  if (size < 0) return static_cast<int>(size);
+  std::lock_guard lock(mu_);
+  if (entries_.contains(key)) return -EBUSY;
+  std::vector<Extent> extents;
+  if (!make_room_locked(static_cast<uint64_t>(size)) ||
+      fast_->allocate(static_cast<uint64_t>(size), &extents) < 0)
+    return -ENOSPC;
+  add_staging_locked(key, static_cast<uint64_t>(size), std::move(extents));
+  const uint64_t id = next_op_id_++;
+  Op& op = ops_[id];
+  op.kind = Op::Kind::kPool;
+  op.key = key;
+  op.submitted = clock_.now();
+  ++pool_reads_;
+  // Straight into the fast tier: the tier verifies the pool's checksum before it completes.
+  // Never fails: the object is not empty.
+  cluster_->read_async(key, object_spans_locked(entries_.at(key)), id);
+  return 0;
+}
+
+void UringDevice::finish_pool_read_locked(const ClusterRead& r) {
+  --pool_reads_;
+  auto it = ops_.find(r.tag);
+  const ObjectKey key = it->second.key;
+  Entry& e = entries_.at(key);
+  const int status = r.status < 0 ? static_cast<int>(r.status) : 0;
+  if (status == 0) {
+    ++ustats_.pool_stages;
+    if (options_.keep_local) {
+      std::vector<std::byte> copy;
+      copy.reserve(e.bytes);
+      for (const auto& piece : object_spans_locked(e))
+        copy.insert(copy.end(), piece.begin(), piece.end());
+      keep_.emplace_back(key, std::move(copy));
+    }
+  } else {
+    ++ustats_.pool_stage_errors;
+    pool_sizes_.erase(key);  // gone or replaced: ask the pool again next time
+  }
+  settle_stage_locked(e, StageCompletion{key, e.bytes, status, it->second.submitted, clock_.now()});
+  ops_.erase(it);
 }
 
 int UringDevice::pin(ObjectKey key) {
@@ -401,8 +519,11 @@ void UringDevice::finish_stage_locked(Op& op) {
       store_.quarantine(op.info, -EBADMSG, "staged bytes fail the object checksum");
     }
   }
-  StageCompletion c{op.key, op.info.size, status, op.submitted, clock_.now()};
-  if (status < 0) {
+  settle_stage_locked(e, StageCompletion{op.key, op.info.size, status, op.submitted, clock_.now()});
+}
+
+void UringDevice::settle_stage_locked(Entry& e, const StageCompletion& c) {
+  if (c.status < 0) {
     ++stats_.stage_errors;
     if (e.pins > 0) {
       stats_.pins -= e.pins;
@@ -410,14 +531,14 @@ void UringDevice::finish_stage_locked(Op& op) {
     }
     stats_.resident_bytes -= e.bytes;
     fast_->release(e.bytes, e.extents);
-    entries_.erase(op.key);
+    entries_.erase(c.key);
   } else {
     e.state = Residency::kResident;
     ++stats_.staged_ops;
     stats_.staged_bytes += e.bytes;
-    if (e.pins == 0) policy_->add(op.key, e.bytes, clock_.now());
+    if (e.pins == 0) policy_->add(c.key, e.bytes, clock_.now());
   }
-  post_locked(Event{Event::Kind::kStage, c, op.key, {}, status});
+  post_locked(Event{Event::Kind::kStage, c, c.key, {}, c.status});
 }
 
 bool UringDevice::cache_locked(ObjectKey key, const std::byte* bytes, uint64_t size) {
@@ -458,10 +579,15 @@ void UringDevice::finish_demand_locked(Op& op) {
 int UringDevice::process_completions() {
   std::lock_guard dispatch(dispatch_mu_);
   std::vector<Event> events;
+  std::vector<std::pair<ObjectKey, std::vector<std::byte>>> keep;
+  std::vector<ClusterRead> pool_done;
+  if (cluster_) cluster_->reap(&pool_done);
   {
     std::lock_guard lock(mu_);
     uint64_t counter;
     [[maybe_unused]] ssize_t n = read(event_fd_, &counter, sizeof(counter));
+    for (const ClusterRead& r : pool_done) finish_pool_read_locked(r);
+    keep.swap(keep_);
     while (ring_->in_flight() > 0) {
       const int reaped =
           ring_->reap(0, [this](const IoRequest& req, int res) { on_completion_locked(req, res); });
@@ -476,6 +602,12 @@ int UringDevice::process_completions() {
     }
     pump_locked();
     events.swap(events_);
+  }
+  // Copies of objects staged from the pool: the store's write is not the device's to hold.
+  for (const auto& [key, bytes] : keep) {
+    const int r = store_.lookup(key) ? 0 : store_.put(key, bytes);
+    std::lock_guard lock(mu_);
+    ++(r == 0 ? ustats_.kept_local : ustats_.keep_local_errors);
   }
   for (Event& ev : events) {
     switch (ev.kind) {
@@ -497,7 +629,7 @@ int UringDevice::process_completions() {
 }
 
 int UringDevice::wait(TimeNs timeout) {
-  pollfd p{event_fd_, POLLIN, 0};
+  pollfd p{completion_fd(), POLLIN, 0};
   const int ms = static_cast<int>(std::min<TimeNs>(timeout / kNsPerMs, 1 << 30));
   if (poll(&p, 1, ms) < 0 && errno != EINTR) return -errno;
   return process_completions();
@@ -516,13 +648,8 @@ int UringDevice::resident_extents(ObjectKey key,
   const Entry& e = it->second;
   if (e.state != Residency::kResident) return -EAGAIN;
   if (e.pins == 0) return -EPERM;
-  out->clear();
-  uint64_t left = e.bytes;
-  for (const Extent& x : e.extents) {
-    const uint64_t n = std::min(left, x.len);
-    out->emplace_back(fast_->at(x.offset), n);
-    left -= n;
-  }
+  const auto spans = object_spans_locked(e);
+  out->assign(spans.begin(), spans.end());
   return 0;
 }
 

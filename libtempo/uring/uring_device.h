@@ -8,6 +8,12 @@
 // `done` run only inside process_completions() (or wait()), one caller at a time, in the
 // order the events happened; they may call back into the device. An event loop polls
 // completion_fd() and calls process_completions() when it is readable.
+//
+// With a cluster tier (options.cluster) below the store, an object the store does not hold
+// but the pool does is a hit: object_size() answers from the pool, stage() reads it from the
+// pool straight into its fast-tier extents (ClusterTier::read_async), and completion_fd()
+// is then an epoll descriptor over the ring's eventfd and the tier's, so that one loop
+// drives both. The ordinary path reads only the local store.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cluster/cluster_tier.h"
 #include "core/clock.h"
 #include "device/device.h"
 #include "fasttier/fast_tier.h"
@@ -37,11 +44,15 @@ struct UringDeviceOptions {
   FastTierOptions fast_tier;
   uint32_t queue_depth = 16;          // staging + demand requests in flight
   uint32_t request_bytes = 4u << 20;  // largest read request (a multiple of 4 KiB)
-  bool register_buffers = true;       // READ_FIXED into the registered fast tier
-  bool verify_checksums = true;       // check each staged object against the catalog
+  // READ_FIXED into the registered fast tier. Registering pins, so faults in, the whole
+  // arena; not tried past RLIMIT_MEMLOCK (unless root).
+  bool register_buffers = true;
+  bool verify_checksums = true;  // check each staged object against the catalog
   std::string eviction = "lru";
   double staging_rate_bps = 0;  // reported by info(); calibrate with the bench
   double demand_rate_bps = 0;
+  ClusterTier* cluster = nullptr;  // outlives the device; null: the local store only
+  bool keep_local = false;         // write what is staged from the pool to the store too
 };
 
 // Counters beyond DeviceStats.
@@ -51,6 +62,10 @@ struct UringDeviceStats {
   uint64_t read_errors = 0;      // completions with an error
   uint64_t checksum_errors = 0;  // staged or demand-read objects that failed verification
   bool registered_buffers = false;
+  uint64_t pool_stages = 0;        // objects staged from the cluster tier
+  uint64_t pool_stage_errors = 0;  // stages from the cluster tier that failed
+  uint64_t kept_local = 0;         // of those staged, copies written to the store
+  uint64_t keep_local_errors = 0;  // copies the store refused
 };
 
 class UringDevice final : public Device {
@@ -74,7 +89,7 @@ class UringDevice final : public Device {
   int demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
 
   // Readable (an eventfd) when process_completions() has work.
-  int completion_fd() const override { return event_fd_; }
+  int completion_fd() const override { return poll_fd_ >= 0 ? poll_fd_ : event_fd_; }
   // Reaps I/O completions, finishes operations, issues queued reads, then delivers the
   // events to the observer and demand callbacks. Never blocks on I/O. Returns the number of
   // events delivered.
@@ -82,7 +97,7 @@ class UringDevice final : public Device {
   // Waits up to `timeout` for completions, then processes them (for callers without a loop).
   int wait(TimeNs timeout);
   // True when no staging or demand read is outstanding and no event waits for delivery.
-  bool idle() const;
+  bool idle() const override;
 
   // Retrieval: the fast-tier bytes of a resident object the caller holds a pin on, as
   // (pointer, length) extents in object order; they stay valid until the caller unpins.
@@ -118,7 +133,7 @@ class UringDevice final : public Device {
     std::function<void(int)> done;
   };
   struct Op {
-    enum class Kind : uint8_t { kStage, kDemand } kind = Kind::kStage;
+    enum class Kind : uint8_t { kStage, kDemand, kPool } kind = Kind::kStage;
     ObjectKey key = 0;
     ObjectInfo info;              // store lease, released when the op finishes
     std::vector<Extent> extents;  // kStage: destination in the fast tier
@@ -147,6 +162,17 @@ class UringDevice final : public Device {
 
   UringDevice(ObjectStore& store, const UringDeviceOptions& options, const Clock& clock);
 
+  // The pool's size of `key` (remembered once known), or its error.
+  int64_t pool_size(ObjectKey key) const;
+  int stage_from_pool(ObjectKey key);
+  // Holds a new staging entry with one pin (the caller's) on `extents`.
+  void add_staging_locked(ObjectKey key, uint64_t bytes, std::vector<Extent> extents);
+  // The object's bytes in the fast tier, in object order.
+  std::vector<std::span<std::byte>> object_spans_locked(const Entry& e) const;
+  void finish_pool_read_locked(const ClusterRead& r);
+  // Waits for the cluster tier's reads into the fast tier to end (destruction).
+  void drain_pool_reads();
+
   // All *_locked functions expect mu_ held.
   bool make_room_locked(uint64_t bytes);
   void evict_locked(ObjectKey key, Entry& e);
@@ -157,6 +183,8 @@ class UringDevice final : public Device {
   void hash_arrived_locked(Op& op);
   void finish_op_locked(uint64_t op_id);
   void finish_stage_locked(Op& op);
+  // Makes a staged entry resident, or drops it on failure, and posts the completion.
+  void settle_stage_locked(Entry& e, const StageCompletion& c);
   void finish_demand_locked(Op& op);
   // Copies the object's bytes into the fast tier as a resident, unpinned object when there
   // is room; false when there is not.
@@ -171,6 +199,8 @@ class UringDevice final : public Device {
   const UringDeviceOptions options_;
   const Clock& clock_;
   int event_fd_ = -1;
+  int poll_fd_ = -1;  // epoll over event_fd_ and the cluster tier's fd; -1 without a tier
+  ClusterTier* const cluster_;
   std::unique_ptr<FastTier> fast_;
 
   mutable std::mutex mu_;
@@ -187,6 +217,10 @@ class UringDevice final : public Device {
   std::vector<uint64_t> finished_;
   std::vector<uint64_t> hash_queue_;  // ops with arrived bytes to hash; guarded by mu_
   std::vector<Event> events_;         // waiting for delivery; guarded by mu_
+  mutable std::unordered_map<ObjectKey, uint64_t> pool_sizes_;  // guarded by mu_
+  uint64_t pool_reads_ = 0;  // cluster reads in flight; guarded by mu_
+  // Staged from the pool, to be written to the store (keep_local) outside mu_.
+  std::vector<std::pair<ObjectKey, std::vector<std::byte>>> keep_;  // guarded by mu_
   uint64_t next_op_id_ = 1;
   DeviceStats stats_;          // guarded by mu_
   UringDeviceStats ustats_;    // guarded by mu_

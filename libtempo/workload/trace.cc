@@ -75,14 +75,14 @@ bool parse_line(const std::string& text, const TraceOptions& o, Line* out, std::
     *why = "'timestamp' is negative";
     return false;
   }
-  if (ms > 9.0e12) {  // ~285 years: beyond TimeNs
-    *why = "'timestamp' is too large";
+  if (ms > kMaxTraceTimestampMs) {
+    *why = "'timestamp' is too large (at most 9e12 ms)";
     return false;
   }
   out->timestamp = static_cast<TimeNs>(std::llround(ms * 1e6));
   uint64_t output = 0;
-  if (!read_count(j, "input_length", 1, UINT64_MAX / 2, &out->input_length, why)) return false;
-  if (!read_count(j, "output_length", 1, UINT32_MAX, &output, why)) return false;
+  if (!read_count(j, "input_length", 1, kMaxTraceTokens, &out->input_length, why)) return false;
+  if (!read_count(j, "output_length", 1, kMaxTraceTokens, &output, why)) return false;
   out->output_length = static_cast<uint32_t>(output);
   auto ids = j.find("hash_ids");
   if (ids == j.end()) {
@@ -113,6 +113,27 @@ bool parse_line(const std::string& text, const TraceOptions& o, Line* out, std::
   return true;
 }
 
+// Reads one line (without its '\n') into *text, stopping at kMaxTraceLineBytes: then *text
+// holds that much and the rest of the line is left unread. false at the end of input.
+bool read_line(std::istream& in, std::string* text) {
+  text->clear();
+  std::streambuf* buf = in.rdbuf();
+  for (int c = buf->sbumpc(); c != std::char_traits<char>::eof(); c = buf->sbumpc()) {
+    if (c == '\n') return true;
+    text->push_back(static_cast<char>(c));
+    if (text->size() > kMaxTraceLineBytes) return true;
+  }
+  in.setstate(std::ios::eofbit);
+  return !text->empty();
+}
+
+// Skips the rest of an over-long line.
+void skip_line(std::istream& in) {
+  std::streambuf* buf = in.rdbuf();
+  for (int c = buf->sbumpc(); c != std::char_traits<char>::eof() && c != '\n'; c = buf->sbumpc()) {
+  }
+}
+
 }  // namespace
 
 int parse_trace(std::istream& in, std::string_view source, const TraceOptions& o,
@@ -127,11 +148,16 @@ int parse_trace(std::istream& in, std::string_view source, const TraceOptions& o
   std::string text;
   Line line;
   TimeNs latest = 0;
-  while (std::getline(in, text)) {
+  while (read_line(in, &text)) {
     ++stats->lines;
     std::string why;
     line.line = stats->lines;
-    if (!parse_line(text, o, &line, &why)) {
+    const bool too_long = text.size() > kMaxTraceLineBytes;
+    if (too_long) {
+      why = "line longer than " + std::to_string(kMaxTraceLineBytes) + " bytes";
+      if (o.skip_malformed) skip_line(in);
+    }
+    if (too_long || !parse_line(text, o, &line, &why)) {
       const std::string msg = std::string(source) + ":" + std::to_string(stats->lines) + ": " + why;
       if (!o.skip_malformed) {
         if (error) *error = msg;

@@ -4,6 +4,10 @@
 // timestamp in ms from the start of the trace; hash_ids identify the prompt's blocks of
 // `block_tokens` tokens (the last may be partial) so that equal ids mean reusable KV.
 // Other members are ignored.
+//
+// Limits, each refused with "<source>:<line>: <problem>": a line is at most
+// kMaxTraceLineBytes (a longer one is not read whole: reading stops there), input_length and
+// output_length are 1 to kMaxTraceTokens, timestamp 0 to kMaxTraceTimestampMs.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +18,10 @@
 #include "workload/request.h"
 
 namespace tempo {
+
+inline constexpr size_t kMaxTraceLineBytes = size_t{16} << 20;
+inline constexpr uint64_t kMaxTraceTokens = uint64_t{1} << 24;  // 16 Mi tokens per request
+inline constexpr double kMaxTraceTimestampMs = 9.0e12;          // ~285 years: within TimeNs
 
 struct TraceOptions {
   uint32_t block_tokens = 512;

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
@@ -133,7 +136,65 @@ TEST(CApiHostile, UnrefReturnsWhileAControlClientNeverReads) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
-TEST(CApiHostile, LoadingADirectoryIsAnError) {
+// The uring device over a store in the build directory (a real file system).
+class CApiHostileUring : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "capi_hostile_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = std::filesystem::absolute(tmpl).string();
+    ASSERT_EQ(tempo_config_new(&cfg_), 0);
+    for (const auto& [k, v] : ConfigKeys{{"device", "uring"},
+                                         {"uring.store_path", dir_ + "/store"},
+                                         {"budget_bytes", "1MiB"},
+                                         {"uring.prefault", "false"}})
+      ASSERT_EQ(tempo_config_set(cfg_, k.c_str(), v.c_str()), 0) << tempo_config_error(cfg_);
+  }
+  void TearDown() override {
+    tempo_config_free(cfg_);
+    std::filesystem::remove_all(dir_);
+  }
+  std::string dir_;
+  tempo_config* cfg_ = nullptr;
+};
+
+// 8 TiB of DRAM fast tier: refused with the reason (it used to reach the OOM killer).
+TEST_F(CApiHostileUring, AFastTierLargerThanMemoryIsRefused) {
+  ASSERT_EQ(tempo_config_set(cfg_, "fast_tier_bytes", "8TiB"), 0);
+  tempo_ctx* ctx = nullptr;
+  EXPECT_EQ(tempo_ctx_new(cfg_, &ctx), -ENOMEM);
+  EXPECT_EQ(ctx, nullptr);
+  EXPECT_TRUE(std::string(tempo_config_error(cfg_))
+                  .starts_with("fast_tier_bytes: 8796093022208 bytes is more than the memory "
+                               "that can back it ("))
+      << tempo_config_error(cfg_);
+}
+
+long resident_pages() {
+  long size = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr || std::fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
+  if (f != nullptr) std::fclose(f);
+  return resident;
+}
+
+// uring.prefault=false: the arena fills as it is used; buffer registration used to pin, and
+// so fault in, all of it at once (a 2 GiB tier was 2.1 GB of RSS).
+TEST_F(CApiHostileUring, AnUnprefaultedFastTierIsNotFaultedInAtOnce) {
+  ASSERT_EQ(tempo_config_set(cfg_, "fast_tier_bytes", "256MiB"), 0);
+  const long before = resident_pages();
+  tempo_ctx* ctx = nullptr;
+  ASSERT_EQ(tempo_ctx_new(cfg_, &ctx), 0) << tempo_config_error(cfg_);
+  const long grown_mib = (resident_pages() - before) * sysconf(_SC_PAGESIZE) >> 20;
+  tempo_stats s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx, &s), 0);
+  EXPECT_EQ(s.fast_tier_capacity_bytes, 256u << 20);
+  EXPECT_LT(grown_mib, 32) << "RSS grew by " << grown_mib << " MiB";
+  tempo_ctx_unref(ctx);
+}
+
+// A directory loaded as an empty file; /dev/zero read until memory ran out.
+TEST(CApiHostile, LoadingADirectoryOrAnEndlessFileIsAnError) {
   tempo_config* cfg = nullptr;
   ASSERT_EQ(tempo_config_new(&cfg), 0);
   const std::string dir = std::filesystem::temp_directory_path().string();
@@ -142,6 +203,9 @@ TEST(CApiHostile, LoadingADirectoryIsAnError) {
   ASSERT_EQ(setenv("TEMPO_CONFIG", dir.c_str(), 1), 0);
   EXPECT_EQ(tempo_config_load(cfg, nullptr), -EISDIR);
   ASSERT_EQ(unsetenv("TEMPO_CONFIG"), 0);
+  EXPECT_EQ(tempo_config_load(cfg, "/dev/zero"), -EFBIG);
+  EXPECT_STREQ(tempo_config_error(cfg), "/dev/zero: larger than 1 MiB: not a configuration file");
+  EXPECT_EQ(tempo_config_set(cfg, "calibration_file", "/dev/zero"), -EFBIG);
   tempo_config_free(cfg);
 }
 

@@ -47,6 +47,35 @@ TEST(Settings, SetValidatesAndNamesTheKey) {
   EXPECT_NE(err.find("must be below 'fast_tier_bytes'"), std::string::npos);
 }
 
+TEST(Settings, ClusterKeysAreCheckedAndNeedTheUringDevice) {
+  Settings s;
+  std::string err;
+  EXPECT_EQ(s.cluster.backend, "off");
+  EXPECT_EQ(s.cluster.pool, "tempo");
+  EXPECT_EQ(s.cluster.client, "client.admin");
+  EXPECT_EQ(s.cluster.prefix, "tempo/");
+  EXPECT_EQ(s.cluster.op_timeout_s, 5.0);
+  EXPECT_FALSE(s.cluster.keep_local);
+  EXPECT_TRUE(is_setting_section("cluster"));
+  EXPECT_EQ(s.set("cluster.backend", "redis", &err), -EINVAL);
+  EXPECT_EQ(err, "invalid value 'redis' for 'cluster.backend': accepted off, rados");
+  EXPECT_EQ(s.set("cluster.op_timeout_s", "0", &err), -EINVAL);
+  EXPECT_EQ(err,
+            "invalid value '0' for 'cluster.op_timeout_s': accepted a positive number of seconds "
+            "such as 5, 0.5");
+  EXPECT_EQ(s.set("cluster.pool", "", &err), -EINVAL);
+  EXPECT_EQ(err, "invalid value '' for 'cluster.pool': accepted a non-empty name");
+  EXPECT_EQ(s.cluster.pool, "tempo");  // unchanged
+  EXPECT_EQ(s.set("cluster.op_timeout_s", "0.5", &err), 0);
+  EXPECT_EQ(s.cluster.op_timeout_s, 0.5);
+  EXPECT_EQ(s.set("cluster.backend", "rados", &err), 0);
+  EXPECT_EQ(s.validate(&err), -EINVAL);  // device = sim
+  EXPECT_EQ(err, "'cluster.backend' needs device = uring (the tier is below its store)");
+  EXPECT_EQ(s.set("device", "uring", &err), 0);
+  EXPECT_EQ(s.set("uring.store_path", "/tmp/x", &err), 0);
+  EXPECT_EQ(s.validate(&err), 0);
+}
+
 TEST(Settings, UnknownKeysAreRefusedDottedOrNot) {
   for (const char* key : {"bogus", "kmod.path", "uring.bogus", "uring.", ".x", "Device", ""}) {
     Settings s;

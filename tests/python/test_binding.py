@@ -136,6 +136,24 @@ class BadInput(unittest.TestCase):
         finally:
             os.unlink(f.name)
 
+    def test_nul_inside_a_key_value_or_path_is_an_error(self):
+        # ctypes would pass the text up to the NUL: "tempo\0junk" used to set "tempo".
+        cfg = Config()
+        with self.assertRaisesRegex(ValueError, "^setting 'policy' contains a NUL character$"):
+            cfg.set("policy", "demand\0junk")
+        with self.assertRaisesRegex(ValueError, "^setting name .* contains a NUL character$"):
+            cfg.set("policy\0x", "demand")
+        with self.assertRaisesRegex(ValueError, "contains a NUL character"):
+            Context(policy="demand\0junk")
+        with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
+            f.write("policy = demand\n")
+        try:
+            with self.assertRaisesRegex(ValueError, "^path .* contains a NUL character$"):
+                cfg.load(f.name + "\0junk")
+        finally:
+            os.unlink(f.name)
+        cfg.close()
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -39,5 +39,26 @@ TEST(CatalogRecord, DamageToTheKeyLeavesNothingTrusted) {
   EXPECT_EQ(decode_record(zeros).state, RecordState::kDamaged);
 }
 
+// Fields past their limits are refused even under a good checksum (a crafted record): a
+// sequence of 2^64-1 would wrap the next put's to 0, an extent near 2^64 its end.
+TEST(CatalogRecord, FieldsPastTheirLimitsAreNotValid) {
+  std::array<uint8_t, kCatalogRecordSize> buf{};
+  const auto state = [&](CatalogRecord r) {
+    encode_record(r, buf);
+    return decode_record(buf).state;
+  };
+  EXPECT_EQ(state({RecordType::kPut, 7, kCatalogSeqLimit - 1, 0, 1, 0}), RecordState::kValid);
+  EXPECT_EQ(state({RecordType::kPut, 7, UINT64_MAX, 0, 1, 0}), RecordState::kDamagedKnownKey);
+  EXPECT_EQ(state({RecordType::kDelete, 7, kCatalogSeqLimit, 0, 0, 0}),
+            RecordState::kDamagedKnownKey);
+  EXPECT_EQ(state({RecordType::kPut, 7, 1, kCatalogMaxExtent, kCatalogMaxExtent, 0}),
+            RecordState::kValid);
+  EXPECT_EQ(state({RecordType::kPut, 7, 1, UINT64_MAX - 4095, 1, 0}),
+            RecordState::kDamagedKnownKey);
+  EXPECT_EQ(state({RecordType::kPut, 7, 1, 0, kCatalogMaxExtent + 1, 0}),
+            RecordState::kDamagedKnownKey);
+  EXPECT_EQ(state({RecordType::kPut, 7, 1, 0, 0, 0}), RecordState::kDamagedKnownKey);
+}
+
 }  // namespace
 }  // namespace tempo

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,6 +45,12 @@ class ObjectStoreTest : public ::testing::Test {
     std::vector<std::byte> out(size);
     ASSERT_EQ(s.get(key, out), static_cast<int64_t>(size)) << "key " << key;
     EXPECT_EQ(out, object_bytes(key, size)) << "key " << key;
+  }
+
+  // A store with objects 1..n of 5000 bytes, closed again.
+  void populate(ObjectKey n) {
+    auto s = open_store();
+    for (ObjectKey k = 1; k <= n; ++k) ASSERT_EQ(s->put(k, object_bytes(k, 5000)), 0);
   }
 
   static void patch_byte(const std::string& path, uint64_t offset, uint8_t mask) {
@@ -383,6 +390,165 @@ TEST_F(ObjectStoreTest, BadOptionsAreRejected) {
   o = options();
   o.dir = "/proc/no/such/dir";
   EXPECT_LT(ObjectStore::open(o, &s), 0);
+}
+
+// Hostile and damaged stores (issue 15) -------------------------------------------------
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::vector<uint8_t> v(std::filesystem::file_size(path));
+  int fd = ::open(path.c_str(), O_RDONLY);
+  EXPECT_EQ(pread(fd, v.data(), v.size(), 0), static_cast<ssize_t>(v.size()));
+  close(fd);
+  return v;
+}
+
+// A bit flip in the last, synced record is damage: reported and its object quarantined, the
+// record kept. It used to be taken for a torn tail: the object vanished and the record was
+// cut off for good.
+TEST_F(ObjectStoreTest, BitFlipInTheLastRecordIsDamageNotATornTail) {
+  populate(10);
+  patch_byte(catalog(), 9 * kCatalogRecordSize + 26, 0x40);  // key 10's offset field
+  RecoveryReport rep;
+  {
+    auto s = open_store(&rep);
+    EXPECT_EQ((std::array{rep.records, rep.damaged_records, rep.torn_tail_bytes}),
+              (std::array<uint64_t, 3>{9, 1, 0}));
+    EXPECT_EQ(rep.errors, std::vector<std::string>{"catalog record 9 (byte 576) is damaged or out "
+                                                   "of range (seq 10); it belonged to object 0xa"});
+    ASSERT_TRUE(s->quarantined(10).has_value());
+    EXPECT_EQ(s->quarantined(10)->error, -EBADMSG);
+    EXPECT_EQ(s->catalog_bytes(), 10 * kCatalogRecordSize);
+    ASSERT_EQ(s->put(11, object_bytes(11, 100)), 0);
+  }
+  EXPECT_EQ(std::filesystem::file_size(catalog()), 11 * kCatalogRecordSize);
+  auto s = open_store(&rep);
+  EXPECT_EQ(rep.records, 10u);
+  EXPECT_EQ(rep.damaged_records, 1u);  // still there, still said
+  expect_object(*s, 11, 100);
+  EXPECT_EQ(s->lookup(11)->seq, 10u);  // after the last valid record: a damaged one's is untrusted
+}
+
+// A whole record of zeros at the end (the file grew, the data never landed) is a torn tail.
+TEST_F(ObjectStoreTest, ZeroRecordsAtTheEndAreATornTail) {
+  populate(3);
+  std::filesystem::resize_file(catalog(), 5 * kCatalogRecordSize + 7);
+  RecoveryReport rep;
+  auto s = open_store(&rep);
+  EXPECT_EQ(rep.records, 3u);
+  EXPECT_EQ(rep.damaged_records, 0u);
+  EXPECT_EQ(rep.torn_tail_bytes, 2 * kCatalogRecordSize + 7);
+  EXPECT_EQ(std::filesystem::file_size(catalog()), 3 * kCatalogRecordSize);
+}
+
+// Read-only: everything readable, nothing written: a torn tail stays, puts are refused.
+TEST_F(ObjectStoreTest, ReadOnlyOpenInspectsAndChangesNothing) {
+  populate(4);
+  std::filesystem::resize_file(catalog(), 4 * kCatalogRecordSize - 20);
+  const std::vector<uint8_t> cat = file_bytes(catalog());
+  const std::vector<uint8_t> dat = file_bytes(data());
+  ObjectStoreOptions o = options();
+  o.read_only = true;
+  RecoveryReport rep;
+  std::unique_ptr<ObjectStore> s;
+  ASSERT_EQ(ObjectStore::open(o, &s, &rep), 0);
+  EXPECT_EQ(rep.torn_tail_bytes, kCatalogRecordSize - 20);
+  EXPECT_EQ(s->size(), 3u);
+  for (ObjectKey k = 1; k <= 3; ++k) expect_object(*s, k, 5000);
+  EXPECT_EQ(s->put(9, object_bytes(9, 10)), -EROFS);
+  EXPECT_EQ(s->remove(1), -EROFS);
+  EXPECT_EQ(s->compact(), -EROFS);
+  EXPECT_EQ(s->sync(), -EROFS);
+  s.reset();
+  EXPECT_EQ(file_bytes(catalog()), cat);
+  EXPECT_EQ(file_bytes(data()), dat);
+  o.dir = dir_.path() + "/absent";
+  EXPECT_EQ(ObjectStore::open(o, &s), -ENOENT);
+  EXPECT_FALSE(std::filesystem::exists(o.dir));
+}
+
+// A store whose files the user may only read (here: a child as nobody when run as root).
+TEST_F(ObjectStoreTest, AReadOnlyStoreCanBeInspected) {
+  populate(3);
+  namespace fs = std::filesystem;
+  fs::permissions(dir_.path(),
+                  fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(catalog(),
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(data(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(options().dir, fs::perms::owner_read | fs::perms::owner_exec |
+                                     fs::perms::others_read | fs::perms::others_exec);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
+    ObjectStoreOptions o = options();
+    std::unique_ptr<ObjectStore> s;
+    if (ObjectStore::open(o, &s) != -EACCES) _exit(11);  // writing is not allowed...
+    o.read_only = true;
+    if (ObjectStore::open(o, &s) != 0) _exit(12);  // ... reading is
+    std::vector<std::byte> out(5000);
+    if (s->size() != 3 || s->get(2, out) != 5000 || out != object_bytes(2, 5000)) _exit(13);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  fs::permissions(options().dir, fs::perms::owner_all);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// A deleted catalog beside a data file with objects: refused with a clear error, nothing
+// created (it used to open as an empty store whose puts overwrote the objects).
+TEST_F(ObjectStoreTest, AMissingCatalogBesideDataRefusesToOpen) {
+  populate(3);
+  std::filesystem::remove(catalog());
+  const std::vector<uint8_t> dat = file_bytes(data());
+  RecoveryReport rep;
+  std::unique_ptr<ObjectStore> s;
+  EXPECT_EQ(ObjectStore::open(options(), &s, &rep), -EUCLEAN);
+  ASSERT_EQ(rep.errors.size(), 1u);
+  EXPECT_EQ(rep.errors[0], "the catalog '" + catalog() + "' is missing beside the data file '" +
+                               data() + "' (" + std::to_string(dat.size()) +
+                               " bytes): refusing to open an empty store over its objects; "
+                               "restore the catalog, or remove the data file");
+  EXPECT_FALSE(std::filesystem::exists(catalog()));
+  EXPECT_EQ(file_bytes(data()), dat);
+  // A new fixed-size store (its data file preallocated, its catalog empty) reopens.
+  ObjectStoreOptions fixed = options();
+  fixed.dir = dir_.path() + "/fixed";
+  fixed.capacity_bytes = 1 << 20;
+  ASSERT_EQ(ObjectStore::open(fixed, &s), 0);
+  s.reset();
+  EXPECT_EQ(ObjectStore::open(fixed, &s), 0);
+}
+
+// A crafted record with sequence 2^64-1: its object quarantined, later puts keep counting
+// from the valid records (no wrap to 0); sequences run out at kCatalogSeqLimit, refused.
+TEST_F(ObjectStoreTest, CraftedSequencesCannotWrapTheNextPut) {
+  populate(3);
+  const auto append = [&](const CatalogRecord& r) {
+    std::array<uint8_t, kCatalogRecordSize> buf{};
+    encode_record(r, buf);
+    int fd = ::open(catalog().c_str(), O_WRONLY | O_APPEND);
+    ASSERT_EQ(write(fd, buf.data(), buf.size()), static_cast<ssize_t>(buf.size()));
+    close(fd);
+  };
+  append({RecordType::kPut, 77, UINT64_MAX, 0, 5000, 0});
+  RecoveryReport rep;
+  {
+    auto s = open_store(&rep);
+    EXPECT_EQ(rep.damaged_records, 1u);
+    ASSERT_TRUE(s->quarantined(77).has_value());
+    ASSERT_EQ(s->put(4, object_bytes(4, 100)), 0);
+    EXPECT_EQ(s->lookup(4)->seq, 4u);
+  }
+  append({RecordType::kDelete, 3, kCatalogSeqLimit - 1, 0, 0, 0});
+  auto s = open_store(&rep);
+  EXPECT_EQ(s->lookup(3), std::nullopt);
+  EXPECT_EQ(s->put(5, object_bytes(5, 100)), -EOVERFLOW);
+  EXPECT_EQ(s->remove(1), -EOVERFLOW);
+  EXPECT_EQ(s->lookup(5), std::nullopt);
+  expect_object(*s, 1, 5000);
 }
 
 }  // namespace

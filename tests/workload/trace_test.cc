@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cstdint>
+#include <istream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -126,7 +130,17 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{R"({"timestamp": 5, "input_length": "8", "output_length": 1, "hash_ids": []})",
                   "'input_length' must be a non-negative integer"},
         Malformed{R"({"timestamp": 5, "input_length": 8, "output_length": 0, "hash_ids": []})",
-                  "'output_length' must be in [1, 4294967295], not 0"},
+                  "'output_length' must be in [1, 16777216], not 0"},
+        Malformed{R"({"timestamp": 5, "input_length": 9223372036854775808, "hash_ids": []})",
+                  "'input_length' must be in [1, 16777216], not 9223372036854775808"},
+        Malformed{
+            R"({"timestamp": 5, "input_length": 16777217, "output_length": 1, "hash_ids": []})",
+            "'input_length' must be in [1, 16777216], not 16777217"},
+        Malformed{
+            R"({"timestamp": 5, "input_length": 8, "output_length": 4294967295, "hash_ids": []})",
+            "'output_length' must be in [1, 16777216], not 4294967295"},
+        Malformed{R"({"timestamp": 1e13, "input_length": 8, "output_length": 1, "hash_ids": []})",
+                  "'timestamp' is too large (at most 9e12 ms)"},
         Malformed{R"({"timestamp": 5, "input_length": 8, "hash_ids": []})",
                   "missing 'output_length'"},
         Malformed{R"({"timestamp": 5, "input_length": 8, "output_length": 1})",
@@ -157,6 +171,57 @@ not json
   ASSERT_EQ(p.requests.size(), 2u);
   EXPECT_EQ(p.requests[1].source, 4u);
   EXPECT_EQ(p.requests[1].cached_tokens, 8u);
+}
+
+// One line of 'x' without an end, `limit` bytes long, counting the bytes read from it.
+class EndlessLine : public std::streambuf {
+ public:
+  explicit EndlessLine(uint64_t limit) : left_(limit) {}
+  uint64_t consumed() const { return given_ - static_cast<uint64_t>(egptr() - gptr()); }
+
+ protected:
+  int_type underflow() override {
+    if (left_ == 0) return traits_type::eof();
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf_.size(), left_));
+    std::fill_n(buf_.begin(), n, 'x');
+    left_ -= n;
+    given_ += n;
+    setg(buf_.data(), buf_.data(), buf_.data() + n);
+    return traits_type::to_int_type('x');
+  }
+
+ private:
+  std::array<char, 4096> buf_{};
+  uint64_t left_;
+  uint64_t given_ = 0;
+};
+
+// A 256 MiB line is refused after kMaxTraceLineBytes + 1 bytes, not read whole (a 1 GB
+// line used to take 4.2 GB of memory before it was found not to be JSON).
+TEST(Trace, AnOverlongLineIsNotReadWhole) {
+  EndlessLine line(uint64_t{256} << 20);
+  std::istream in(&line);
+  std::vector<Request> out;
+  TraceStats stats;
+  std::string err;
+  EXPECT_EQ(parse_trace(in, "trace.jsonl", small_blocks(), &out, &stats, &err), -EINVAL);
+  EXPECT_EQ(err, "trace.jsonl:1: line longer than 16777216 bytes");
+  EXPECT_EQ(line.consumed(), kMaxTraceLineBytes + 1);
+}
+
+TEST(Trace, SkipMalformedSkipsAnOverlongLineAndGoesOn) {
+  TraceOptions o = small_blocks();
+  o.skip_malformed = true;
+  const Parsed p =
+      parse(std::string(kMaxTraceLineBytes + 5, 'x') + "\n" +
+                R"({"timestamp": 2, "input_length": 8, "output_length": 1, "hash_ids": [1, 2]})",
+            o);
+  ASSERT_EQ(p.rc, 0) << p.error;
+  EXPECT_EQ(p.stats.lines, 2u);
+  EXPECT_EQ(p.stats.skipped, 1u);
+  EXPECT_EQ(p.stats.first_skipped, "trace.jsonl:1: line longer than 16777216 bytes");
+  ASSERT_EQ(p.requests.size(), 1u);
+  EXPECT_EQ(p.requests[0].source, 2u);
 }
 
 TEST(Trace, BadOptionsAndMissingFile) {

@@ -148,6 +148,7 @@ json describe_store(const std::string& dir) {
   }
   ObjectStoreOptions o;
   o.dir = dir;
+  o.read_only = true;
   std::unique_ptr<ObjectStore> store;
   if (const int r = ObjectStore::open(o, &store); r != 0) {
     s["error"] = std::strerror(-r);

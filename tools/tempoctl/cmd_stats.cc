@@ -58,13 +58,28 @@ int ask(const std::string& path, const json& request, json* reply, std::string* 
     return ret;
   }
   *reply = json::parse(buf.substr(0, buf.find('\n')), nullptr, false);
+  const std::string malformed = "malformed reply from '" + path + "': ";
   if (reply->is_discarded() || !reply->is_object()) {
-    *error = "malformed reply from '" + path + "'";
+    *error = malformed + "not a JSON object";
     return -EPROTO;
   }
-  if (!(*reply)["ok"].get<bool>()) {
-    *error = (*reply)["error"].get<std::string>();
+  const auto ok = reply->find("ok");
+  if (ok == reply->end() || !ok->is_boolean()) {
+    *error = malformed + "'ok' is not true or false";
+    return -EPROTO;
+  }
+  if (!ok->get<bool>()) {
+    const auto why = reply->find("error");
+    *error = why != reply->end() && why->is_string() ? why->get<std::string>()
+                                                     : malformed + "an error without a message";
     return -EINVAL;
+  }
+  // The document asked for: "stats" an object, "claims" an array.
+  const std::string cmd = request.value("cmd", std::string());
+  const auto doc = reply->find(cmd);
+  if (doc == reply->end() || (cmd == "stats" ? !doc->is_object() : !doc->is_array())) {
+    *error = malformed + "'" + cmd + "' is not " + (cmd == "stats" ? "an object" : "an array");
+    return -EPROTO;
   }
   return 0;
 }
@@ -105,6 +120,31 @@ std::string ms(const json& ns) {
   return buf;
 }
 
+// The claims table (or JSON); a claim of the wrong shape throws json::exception.
+int print_claims(const Args& args, const json& reply_claims) {
+  json claims = json::array();
+  for (const json& c : reply_claims) {
+    const std::string st = c.at("state").get<std::string>();
+    const bool ended = st == "RELEASED" || st == "CANCELLED" || st == "ORDINARY" || st == "FAILED";
+    if (!ended || args.has("all")) claims.push_back(c);
+  }
+  if (args.json()) {
+    print_json(claims);
+    return 0;
+  }
+  std::printf("%-8s %-13s %12s %12s %12s %12s %9s\n", "ID", "STATE", "BYTES", "TTU_MS", "TTR_MS",
+              "LAXITY_MS", "DEFERRALS");
+  for (const json& c : claims)
+    std::printf("%-8llu %-13s %12llu %12s %12s %12s %9u\n",
+                static_cast<unsigned long long>(c.at("id").get<uint64_t>()),
+                c.at("state").get<std::string>().c_str(),
+                static_cast<unsigned long long>(c.at("bytes").get<uint64_t>()),
+                ms(c.at("ttu_ns")).c_str(), ms(c.at("ttr_ns")).c_str(),
+                ms(c.at("laxity_ns")).c_str(), c.at("deferrals").get<unsigned>());
+  std::printf("%zu claims\n", claims.size());
+  return 0;
+}
+
 }  // namespace
 
 int cmd_stats(const Args& args) {
@@ -138,37 +178,25 @@ int cmd_claims(const Args& args) {
   json reply;
   std::string error;
   if (!args.has("socket")) return fail("claims", "--socket=<path> is needed");
+  const std::string malformed = "malformed reply from '" + args.get("socket") + "': ";
   json claims = json::array();
   // Page by page: each reply is bounded, and `next` is where the following page starts.
   json request{{"cmd", "claims"}};
   while (true) {
     if (ask(args.get("socket"), request, &reply, &error) != 0) return fail("claims", error);
-    if (!reply.contains("claims") || !reply["claims"].is_array())
-      return fail("claims", "unexpected reply: " + reply.dump());
-    for (const json& c : reply["claims"]) {
-      const std::string st = c["state"].get<std::string>();
-      const bool ended =
-          st == "RELEASED" || st == "CANCELLED" || st == "ORDINARY" || st == "FAILED";
-      if (!ended || args.has("all")) claims.push_back(c);
-    }
-    if (!reply.contains("next") || reply["next"].is_null()) break;
-    request["after"] = reply["next"];
+    for (const json& c : reply["claims"]) claims.push_back(c);
+    const auto next = reply.find("next");
+    if (next == reply.end() || next->is_null()) break;
+    // Ids only grow: a server that repeats a page cannot keep tempoctl asking forever.
+    if (!next->is_number_unsigned() || next->get<uint64_t>() <= request.value("after", 0ull))
+      return fail("claims", malformed + "'next' is not a claim id after the last page's");
+    request["after"] = *next;
   }
-  if (args.json()) {
-    print_json(claims);
-    return 0;
+  try {
+    return print_claims(args, claims);
+  } catch (const json::exception& e) {
+    return fail("claims", malformed + e.what());
   }
-  std::printf("%-8s %-13s %12s %12s %12s %12s %9s\n", "ID", "STATE", "BYTES", "TTU_MS", "TTR_MS",
-              "LAXITY_MS", "DEFERRALS");
-  for (const json& c : claims)
-    std::printf("%-8llu %-13s %12llu %12s %12s %12s %9u\n",
-                static_cast<unsigned long long>(c["id"].get<uint64_t>()),
-                c["state"].get<std::string>().c_str(),
-                static_cast<unsigned long long>(c["bytes"].get<uint64_t>()),
-                ms(c["ttu_ns"]).c_str(), ms(c["ttr_ns"]).c_str(), ms(c["laxity_ns"]).c_str(),
-                c["deferrals"].get<unsigned>());
-  std::printf("%zu claims\n", claims.size());
-  return 0;
 }
 
 }  // namespace tempo::ctl

@@ -30,8 +30,10 @@ std::string errno_name(int err) {
   }
 }
 
-int open_store(const Args& args, std::unique_ptr<ObjectStore>* store, RecoveryReport* report,
-               std::string* error) {
+// ls and verify inspect: read-only, so they work on a read-only store and change nothing
+// (a torn tail is reported, not cut). gc writes.
+int open_store(const Args& args, bool read_only, std::unique_ptr<ObjectStore>* store,
+               RecoveryReport* report, std::string* error) {
   const std::string dir = args.get("store");
   if (dir.empty()) {
     *error = "--store=<dir> is needed";
@@ -44,8 +46,10 @@ int open_store(const Args& args, std::unique_ptr<ObjectStore>* store, RecoveryRe
   ObjectStoreOptions o;
   o.dir = dir;
   o.data_path = args.get("data");
+  o.read_only = read_only;
   if (const int r = ObjectStore::open(o, store, report); r != 0) {
     *error = "cannot open '" + dir + "': " + std::strerror(-r);
+    for (const std::string& e : report->errors) *error += "\n  " + e;
     return r;
   }
   return 0;
@@ -119,8 +123,11 @@ int store_verify(const Args& args, ObjectStore& store, const RecoveryReport& rep
       std::printf("BAD %s %s: %s\n", hex(b["key"].get<uint64_t>()).c_str(),
                   b["error"].get<std::string>().c_str(), b["reason"].get<std::string>().c_str());
     for (const std::string& e : report.errors) std::printf("catalog: %s\n", e.c_str());
-    std::printf("%llu objects verified (%s), %zu bad\n", static_cast<unsigned long long>(ok),
-                human_bytes(double(bytes)).c_str(), bad.size());
+    std::printf("%llu objects verified (%s), %zu bad%s\n", static_cast<unsigned long long>(ok),
+                human_bytes(double(bytes)).c_str(), bad.size(),
+                report.errors.empty()
+                    ? ""
+                    : (", " + std::to_string(report.errors.size()) + " catalog errors").c_str());
   }
   return bad.empty() && report.errors.empty() ? 0 : 1;
 }
@@ -166,7 +173,7 @@ int cmd_store(const Args& args) {
   std::unique_ptr<ObjectStore> store;
   RecoveryReport report;
   std::string error;
-  if (open_store(args, &store, &report, &error) != 0) return fail("store", error);
+  if (open_store(args, action != "gc", &store, &report, &error) != 0) return fail("store", error);
   if (action == "ls") return store_ls(args, *store);
   if (action == "verify") return store_verify(args, *store, report);
   return store_gc(args, *store);

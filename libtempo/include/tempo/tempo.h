@@ -208,8 +208,9 @@ struct tempo_extent {
  * TEMPO_CONFIG environment variable if set. Then applies TEMPO_<KEY> environment overrides
  * (TEMPO_POLICY, TEMPO_URING_STORE_PATH...). Precedence, lowest first: defaults, the
  * calibration file, this file, the environment, later tempo_config_set() calls.
- * Returns 0; -ENOENT (file unreadable), -EISDIR (a directory) or -EINVAL, with tempo_config_error()
- * naming the file:line or variable, the key and the accepted values. Unchanged on error. */
+ * Returns 0; -ENOENT (file unreadable), -EISDIR (a directory), -EFBIG (over 1 MiB) or
+ * -EINVAL, with tempo_config_error() naming the file:line or variable, the key and the
+ * accepted values. Unchanged on error. */
 TEMPO_EXPORT int tempo_config_load(struct tempo_config* config, const char* path);
 
 /* The context's device: "sim" or "uring". Owned by the library. NULL for a NULL context. */

@@ -119,7 +119,15 @@ def _setting_text(key: object, value: object) -> tuple[bytes, bytes]:
     else:
         raise TypeError(f"setting {key!r}: value must be str, int, float or bool, "
                         f"not {type(value).__name__}")
-    return key.encode(), text.encode()
+    return _c_string(f"setting name {key!r}", key), _c_string(f"setting {key!r}", text)
+
+
+def _c_string(what: str, text: str | bytes) -> bytes:
+    """Encodes text for a C string; a NUL inside would silently cut it there, so it is an error."""
+    data = text.encode() if isinstance(text, str) else text
+    if b"\0" in data:
+        raise ValueError(f"{what} contains a NUL character")
+    return data
 
 
 class Config:
@@ -152,7 +160,8 @@ class Config:
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be str or os.PathLike, not {type(path).__name__}")
         ptr = self._ptr()
-        ret = lib.tempo_config_load(ptr, None if path is None else os.fsencode(path))
+        encoded = None if path is None else _c_string(f"path {path!r}", os.fsencode(path))
+        ret = lib.tempo_config_load(ptr, encoded)
         if ret < 0:
             message = lib.tempo_config_error(ptr).decode()
             if ret == -errno.ENOENT:
