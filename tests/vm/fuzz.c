@@ -82,6 +82,10 @@ static struct tempo_range fuzz_range(uint64_t* s) {
   return r;
 }
 
+// Every shared fd is non-blocking from its open: a read racing a close and reopen of the
+// same fd number must not block after the run stops (a blocked reader hung the join).
+static int fuzz_open(void) { return open(dut.path, O_RDWR | O_CLOEXEC | O_NONBLOCK); }
+
 static void fuzz_ioctl(uint64_t* s, int fd) {
   static const unsigned long cmds[] = {
       TEMPO_IOC_GET_INFO, TEMPO_IOC_GET_FEATURES, TEMPO_IOC_STAGE, TEMPO_IOC_PIN,
@@ -126,14 +130,12 @@ static void fuzz_other(uint64_t* s, int slot) {
   struct tempo_completion c[4];
   switch (rnd(s) % 10) {
     case 0: {  // close a fd another thread may be using, then reopen it
-      int nfd = open(dut.path, O_RDWR | O_CLOEXEC);
+      int nfd = fuzz_open();
       int old = __atomic_exchange_n(&fds[slot], nfd, __ATOMIC_SEQ_CST);
       if (old >= 0) close(old);
       break;
     }
     case 1: {
-      int fl = fcntl(fd, F_GETFL);
-      fcntl(fd, F_SETFL, fl | O_NONBLOCK);
       ssize_t n = read(fd, rnd(s) % 4 ? (void*)c : bad_ptr(s, c), rnd(s) % (sizeof(c) + 8));
       (void)n;
       break;
@@ -191,7 +193,10 @@ static void test_fuzz(void) {
   int mfd = dev_open();
   devmap = mmap(NULL, dut.info.size, PROT_READ, MAP_SHARED, mfd, 0);
   CHECK(ro_page != MAP_FAILED && devmap != MAP_FAILED, "setup mappings");
-  for (int i = 0; i < kFds; i++) fds[i] = dev_open();
+  for (int i = 0; i < kFds; i++) {
+    fds[i] = fuzz_open();
+    CHECK(fds[i] >= 0, "open %s: %s", dut.path, strerror(errno));
+  }
   signal(SIGPIPE, SIG_IGN);
   pthread_t t[kThreads];
   for (int i = 0; i < kThreads; i++) pthread_create(&t[i], NULL, fuzz_main, (void*)(intptr_t)i);

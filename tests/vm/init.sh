@@ -61,7 +61,10 @@ if [ -c /dev/tempo0 ]; then
 	gtest test_kmod_runtime
 	mark "pages-tier gtests"
 	# 20 s of fuzzed ioctls and races; the dmesg check at the end covers it, rmmod below.
-	suite env TEMPO_FUZZ_SECONDS=20 tempo-vmtest run /dev/tempo0 $DISK fuzz
+	# Bounded: a fuzzer that never ends is a FAIL line, not a guest that hangs the run.
+	suite timeout -s KILL 120 env TEMPO_FUZZ_SECONDS=20 tempo-vmtest run /dev/tempo0 $DISK fuzz
+	grep -q '^PASS fuzz.ioctl_races' "$RESULTS"
+	result fuzz.ended_in_time $?
 	mark "fuzz"
 	grep -q . /sys/kernel/tracing/events/tempo/enable
 	result kmod.tracefs_events $?
