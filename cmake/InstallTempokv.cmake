@@ -13,6 +13,7 @@ install(TARGETS tempo EXPORT tempokvTargets COMPONENT tempokv
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/libtempo/include/tempo/tempo.h
+              ${PROJECT_SOURCE_DIR}/libtempo/include/tempo/tempo_sim.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tempo COMPONENT tempokv)
 install(FILES ${PROJECT_SOURCE_DIR}/kmod/include/uapi/linux/tempo.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linux COMPONENT tempokv)

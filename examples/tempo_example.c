@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tempo/tempo.h>
+#include <tempo/tempo_sim.h>
 
 #define OBJECT_BYTES (64 * 1024)
 #define OBJECTS 4
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
   }
   {
     struct tempo_claim_info info;
-    if (check(tempo_claim_query(ctx, id, &info), "query", NULL) < 0) return 1;
+    if (check(tempo_claim_query(ctx, id, &info, sizeof info), "query", NULL) < 0) return 1;
     printf("device %s: reported at %lld ns, committed %+lld ns later, ready %+lld ns later\n",
            tempo_ctx_device(ctx), (long long)info.reported_ns,
            (long long)(info.committed_ns - info.reported_ns),

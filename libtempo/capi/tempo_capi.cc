@@ -1,9 +1,11 @@
 // The C ABI of include/tempo/tempo.h over the C++ stack. Nothing throws across it: every
 // entry point validates its arguments, calls the context (thread-safe) and maps failures
 // to a negative errno.
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "control/control_server.h"
 #include "stack/context.h"
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 struct tempo_config {
   tempo::Settings settings;
@@ -76,6 +79,49 @@ int with_stack(tempo_ctx* ctx, F&& f) {
 void log(tempo_ctx* ctx, int priority, const std::string& msg) {
   if (ctx->log_fn) ctx->log_fn(ctx->log_data, priority, msg.c_str());
 }
+
+bool valid_size(size_t size) { return size > 0 && size <= TEMPO_STRUCT_SIZE_MAX; }
+
+// A struct the library fills, into a caller's struct of `size` bytes (valid_size): the
+// fields both know, zeros for the caller's fields this library does not know, nothing past
+// `size`.
+template <typename T>
+void copy_sized(const T& from, void* to, size_t size) {
+  std::memcpy(to, &from, std::min(size, sizeof(T)));
+  if (size > sizeof(T)) std::memset(static_cast<char*>(to) + sizeof(T), 0, size - sizeof(T));
+}
+
+int claim_info(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* info) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.query(id, info); })) return rc;
+  return with_stack(ctx, [&](tempo::Stack& in) {
+    tempo::ClaimView c;
+    if (const int err = in.query(id, &c); err != 0) return err;
+    tempo::to_claim_info(c, info);
+    return 0;
+  });
+}
+
+int counters(tempo_ctx* ctx, tempo_counters* s) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.stats(s); })) return rc;
+  return with_stack(ctx, [&](tempo::Stack& in) {
+    tempo::to_counters(in.stats(), s);
+    return 0;
+  });
+}
+
+// struct tempo_stats of ABI 0.1-0.2: capacity_deferrals counted attempts, deferred_claims
+// the claims; the rest is struct tempo_counters' layout.
+struct tempo_stats_0_1 {
+  int64_t now_ns;
+  uint64_t budget_bytes, ledger_bytes, reserved_bytes, claims_reported, claims_committed;
+  uint64_t capacity_deferrals, deferred_claims;
+  uint64_t rest[16];
+  double effective_rate_bps, protected_gib_seconds;
+};
+static_assert(sizeof(tempo_stats_0_1) == sizeof(tempo_counters));
+static_assert(sizeof(tempo_claim_info) > TEMPO_CLAIM_INFO_SIZE_0_1);
 
 }  // namespace
 
@@ -192,14 +238,30 @@ TEMPO_EXPORT int tempo_ctx_tick(tempo_ctx* ctx) {
   });
 }
 
-TEMPO_EXPORT int tempo_ctx_stats(tempo_ctx* ctx, tempo_stats* s) {
-  if (!s) return -EINVAL;
-  int rc = 0;
-  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.stats(s); })) return rc;
-  return with_stack(ctx, [&](tempo::Stack& in) {
-    tempo::to_stats(in.stats(), s);
-    return 0;
-  });
+// tempo_ctx_stats and tempo_claim_query have two versions each (libtempo.map lists them in
+// TEMPO_0.1 and TEMPO_0.3): the definitions carry other names, bound to a version each.
+extern "C" TEMPO_EXPORT int tempo_ctx_stats_0_3(tempo_ctx* ctx, tempo_counters* out, size_t size);
+__asm__(".symver tempo_ctx_stats_0_3,tempo_ctx_stats@@TEMPO_0.3");
+TEMPO_EXPORT int tempo_ctx_stats_0_3(tempo_ctx* ctx, tempo_counters* out, size_t size) {
+  if (!out || !valid_size(size)) return -EINVAL;
+  tempo_counters s;
+  const int r = counters(ctx, &s);
+  if (r == 0) copy_sized(s, out, size);
+  return r;
+}
+
+// Binaries built against ABI 0.1-0.2 call tempo_ctx_stats@TEMPO_0.1 without a size.
+extern "C" TEMPO_EXPORT int tempo_ctx_stats_0_1(tempo_ctx* ctx, tempo_stats_0_1* out);
+__asm__(".symver tempo_ctx_stats_0_1,tempo_ctx_stats@TEMPO_0.1");
+TEMPO_EXPORT int tempo_ctx_stats_0_1(tempo_ctx* ctx, tempo_stats_0_1* out) {
+  if (!out) return -EINVAL;
+  tempo_counters s;
+  const int r = counters(ctx, &s);
+  if (r != 0) return r;
+  std::memcpy(out, &s, sizeof(s));
+  out->capacity_deferrals = s.capacity_deferral_attempts;
+  out->deferred_claims = s.capacity_deferrals;
+  return 0;
 }
 
 TEMPO_EXPORT int tempo_sim_add_objects(tempo_ctx* ctx, const tempo_object* objects, size_t count) {
@@ -259,16 +321,25 @@ TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id
   });
 }
 
-TEMPO_EXPORT int tempo_claim_query(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* info) {
-  if (!info) return -EINVAL;
-  int rc = 0;
-  if (on_daemon(ctx, &rc, [&](tempo::DaemonClient& d) { return d.query(id, info); })) return rc;
-  return with_stack(ctx, [&](tempo::Stack& in) {
-    tempo::ClaimView c;
-    if (const int err = in.query(id, &c); err != 0) return err;
-    tempo::to_claim_info(c, info);
-    return 0;
-  });
+extern "C" TEMPO_EXPORT int tempo_claim_query_0_3(tempo_ctx* ctx, tempo_claim_id id,
+                                                  tempo_claim_info* out, size_t size);
+__asm__(".symver tempo_claim_query_0_3,tempo_claim_query@@TEMPO_0.3");
+TEMPO_EXPORT int tempo_claim_query_0_3(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* out,
+                                       size_t size) {
+  if (!out || !valid_size(size)) return -EINVAL;
+  tempo_claim_info info;
+  const int r = claim_info(ctx, id, &info);
+  if (r == 0) copy_sized(info, out, size);
+  return r;
+}
+
+// Binaries built against ABI 0.1-0.2 call tempo_claim_query@TEMPO_0.1 without a size: the
+// struct of that time, TEMPO_CLAIM_INFO_SIZE_0_1 bytes.
+extern "C" TEMPO_EXPORT int tempo_claim_query_0_1(tempo_ctx* ctx, tempo_claim_id id, void* out);
+__asm__(".symver tempo_claim_query_0_1,tempo_claim_query@TEMPO_0.1");
+TEMPO_EXPORT int tempo_claim_query_0_1(tempo_ctx* ctx, tempo_claim_id id, void* out) {
+  return tempo_claim_query_0_3(ctx, id, static_cast<tempo_claim_info*>(out),
+                               TEMPO_CLAIM_INFO_SIZE_0_1);
 }
 
 TEMPO_EXPORT int tempo_claim_transfer_begin(tempo_ctx* ctx, tempo_claim_id id) {

@@ -215,12 +215,12 @@ int DaemonClient::tick() {
   return call(&m, sizeof(m));
 }
 
-int DaemonClient::stats(tempo_stats* s) {
+int DaemonClient::stats(tempo_counters* s) {
   tempod_hdr m{TEMPOD_OP_STATS, TEMPOD_PROTO_VERSION, sizeof(tempod_hdr), 0, 0, 0};
   std::vector<std::byte> reply;
   const int r = call(&m, sizeof(m), &reply);
   if (r != 0) return r;
-  if (reply.size() != sizeof(tempod_hdr) + sizeof(tempo_stats)) return -EPROTO;
+  if (reply.size() != sizeof(tempod_hdr) + sizeof(tempo_counters)) return -EPROTO;
   std::memcpy(s, reply.data() + sizeof(tempod_hdr), sizeof(*s));
   return 0;
 }

@@ -40,7 +40,7 @@ class DaemonClient {
   // -ECONNRESET (daemon gone) and -E2BIG (more objects, ids or extents than a message holds).
   int now(int64_t* ns);
   int tick();
-  int stats(tempo_stats* s);
+  int stats(tempo_counters* s);
   int report(const tempo_object* objects, size_t count, int64_t ttu_ns, tempo_claim_id* id);
   int revise(tempo_claim_id id, int64_t ttu_ns);
   int order(const tempo_claim_id* ids, size_t count);

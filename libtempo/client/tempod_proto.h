@@ -48,7 +48,7 @@ enum tempod_op {
   TEMPOD_OP_WAIT_READY = 10,    /* tempod_claim_arg (arg = timeout_ns) -> tempod_reply_value */
   TEMPOD_OP_EXTENTS = 11,       /* tempod_claim_arg -> tempod_reply_value (count) + extents */
   TEMPOD_OP_ORDINARY_READ = 12, /* tempod_claim_arg */
-  TEMPOD_OP_STATS = 13,         /* header only -> struct tempo_stats */
+  TEMPOD_OP_STATS = 13,         /* header only -> struct tempo_counters */
   TEMPOD_OP_TICK = 14,          /* header only */
   TEMPOD_OP_STORE_PUT = 15,     /* tempod_store_put + memfd */
   TEMPOD_OP_NOW = 16,           /* header only -> tempod_reply_value (ns) */
@@ -140,7 +140,8 @@ static_assert(sizeof(struct tempod_store_put) == 40);
 static_assert(sizeof(struct tempod_reply_value) == 32);
 static_assert(sizeof(struct tempod_extent) == 16);
 static_assert(sizeof(struct tempo_object) == 16);
-static_assert(sizeof(struct tempo_claim_info) == 88);
+static_assert(sizeof(struct tempo_claim_info) == 104);
+static_assert(sizeof(struct tempo_counters) == 208);
 #endif
 
 #endif /* TEMPO_TEMPOD_PROTO_H */

@@ -24,21 +24,23 @@ void to_claim_info(const ClaimView& c, tempo_claim_info* info) {
   info->retrieval_requested_ns = c.timing.retrieval_requested;
   info->transfer_begin_ns = c.timing.transfer_begin;
   info->ended_ns = c.timing.ended;
+  info->ttr_ns = c.ttr.value_or(TEMPO_TTR_NONE);
+  info->resident_bytes = c.resident_bytes;
 }
 
-void to_stats(const StackStats& all, tempo_stats* s) {
+void to_counters(const StackStats& all, tempo_counters* s) {
   const ControllerStats& c = all.controller;
   const ProviderStats& p = all.provider;
   const DeviceStats& d = all.device_stats;
-  *s = tempo_stats{};
+  *s = tempo_counters{};
   s->now_ns = all.now;
   s->budget_bytes = p.budget_bytes;
   s->ledger_bytes = p.ledger_bytes;
   s->reserved_bytes = p.reserved_bytes;
   s->claims_reported = c.reported;
   s->claims_committed = c.committed;
-  s->capacity_deferrals = c.capacity_deferrals;
-  s->deferred_claims = c.deferred_claims;
+  s->capacity_deferrals = c.deferred_claims;
+  s->capacity_deferral_attempts = c.capacity_deferrals;
   s->claims_ordinary = c.ordinary;
   s->claims_failed_over = c.failovers;
   s->claims_cancelled = c.cancelled;

@@ -12,7 +12,7 @@
 namespace tempo {
 
 void to_claim_info(const ClaimView& c, tempo_claim_info* info);
-void to_stats(const StackStats& all, tempo_stats* s);
+void to_counters(const StackStats& all, tempo_counters* s);
 
 // Sends one message (and `pass_fd` when >= 0). flags: MSG_DONTWAIT or 0. The byte count,
 // or -errno.

@@ -1,5 +1,6 @@
 #include "stack/stack.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <stdexcept>
 
@@ -69,7 +70,15 @@ ClaimView Stack::view(const Claim& c) {
     if (v.laxity) v.ttr = v.ttu - *v.laxity;
   } else if (c.state == ClaimState::kStaging) {
     v.ttr = provider_.ttr(c.id, TtrMode::kStateAware);
+  } else if (c.state == ClaimState::kStageReady || c.state == ClaimState::kTransferring) {
+    v.ttr = 0;
   }
+  std::vector<ObjectKey> keys = c.keys;
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (ObjectKey k : keys)
+    if (device_.residency(k) == Residency::kResident)
+      v.resident_bytes += static_cast<uint64_t>(std::max<int64_t>(device_.object_size(k), 0));
   return v;
 }
 

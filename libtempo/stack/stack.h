@@ -41,8 +41,12 @@ struct ClaimView {
   bool never_fits = false;  // its bytes exceed the protected budget: it can never commit
   // Latest TTU, adjusted for the time since it was given (up to the claim's end).
   TimeNs ttu = 0;
-  std::optional<TimeNs> ttr;     // PLANNED: if committed now; STAGING: until stage-ready
+  // PLANNED: if committed now; STAGING: until stage-ready; 0 when STAGE_READY/TRANSFERRING.
+  std::optional<TimeNs> ttr;
   std::optional<TimeNs> laxity;  // PLANNED only: ttu - ttr
+  // Bytes of its distinct objects in the fast tier now (0 once its manifest is given to its
+  // ordinary read).
+  uint64_t resident_bytes = 0;
   ClaimTiming timing;
 };
 

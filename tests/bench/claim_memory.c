@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tempo/tempo.h>
+#include <tempo/tempo_sim.h>
 
 static long rss_kib(void) {
   FILE* f = fopen("/proc/self/status", "r");
@@ -63,8 +64,8 @@ int main(int argc, char** argv) {
     head = (head + 1) % live;
     ++held;
     if (i % step == 0 || i == cycles) {
-      struct tempo_stats s;
-      if (check(tempo_ctx_stats(ctx, &s), "stats")) return 1;
+      struct tempo_counters s;
+      if (check(tempo_ctx_stats(ctx, &s, sizeof s), "stats")) return 1;
       printf("%" PRIu64 ",%ld,%" PRIu64 ",%" PRIu64 "\n", i, rss_kib(), s.claims_reported,
              s.claims_live);
       fflush(stdout);

@@ -21,6 +21,7 @@
 #include "../control/socket_client.h"
 #include "capi_ctx.h"
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 namespace {
 
@@ -80,7 +81,7 @@ TEST(CApiHostile, TtuBeyondTheHorizonIsRefusedAndTheClaimKeepsItsTtu) {
   EXPECT_EQ(tempo_claim_revise(c.ctx, id, kI64Max), -EOVERFLOW);
   EXPECT_EQ(tempo_claim_revise(c.ctx, id, -kHorizon - 1), -EOVERFLOW);
   tempo_claim_info info{};
-  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
   EXPECT_EQ(info.ttu_ns, 2 * kSec);
   tempo_claim_id other = 0;
@@ -89,10 +90,10 @@ TEST(CApiHostile, TtuBeyondTheHorizonIsRefusedAndTheClaimKeepsItsTtu) {
   EXPECT_EQ(other, 0u);
   // At the horizon's edge the TTU is kept exactly.
   ASSERT_EQ(tempo_claim_revise(c.ctx, id, kHorizon), 0);
-  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.ttu_ns, kHorizon);
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(c.ctx, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(c.ctx, &s, sizeof s), 0);
   EXPECT_EQ(s.claims_reported, 1u);
 }
 
@@ -110,10 +111,10 @@ TEST(CApiHostile, AManifestWhoseBytesWrapIsRefused) {
   const tempo_object at[] = {{3, (uint64_t{1} << 50) - 10}, {4, 10}};
   ASSERT_EQ(tempo_claim_report(c.ctx, at, 2, kSec, &id), 0);
   tempo_claim_info info{};
-  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.bytes, uint64_t{1} << 50);
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(c.ctx, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(c.ctx, &s, sizeof s), 0);
   EXPECT_EQ(s.claims_reported, 1u);
   EXPECT_EQ(s.ledger_bytes, 0u);
 }
@@ -186,8 +187,8 @@ TEST_F(CApiHostileUring, AnUnprefaultedFastTierIsNotFaultedInAtOnce) {
   tempo_ctx* ctx = nullptr;
   ASSERT_EQ(tempo_ctx_new(cfg_, &ctx), 0) << tempo_config_error(cfg_);
   const long grown_mib = (resident_pages() - before) * sysconf(_SC_PAGESIZE) >> 20;
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(ctx, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx, &s, sizeof s), 0);
   EXPECT_EQ(s.fast_tier_capacity_bytes, 256u << 20);
   EXPECT_LT(grown_mib, 32) << "RSS grew by " << grown_mib << " MiB";
   tempo_ctx_unref(ctx);

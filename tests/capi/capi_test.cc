@@ -8,18 +8,25 @@
 
 #include "capi_ctx.h"
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 extern "C" int capi_header_is_c(void);
+extern "C" int capi_headers_coexist(void);
 
 namespace {
 
 Ctx small(const char* policy) { return Ctx(small_config(policy)); }
 
 TEST(CApi, VersionAndHeader) {
-  EXPECT_STREQ(tempo_version(), "0.2.0");
+  EXPECT_EQ(std::string(tempo_version())
+                .rfind(std::to_string(TEMPO_VERSION_MAJOR) + "." +
+                           std::to_string(TEMPO_VERSION_MINOR) + ".",
+                       0),
+            0u);  // tests/capi/abi_check.py checks it against libtempo.map
   EXPECT_EQ(tempo_version_check(TEMPO_VERSION_MAJOR, TEMPO_VERSION_MINOR), 0);
   EXPECT_EQ(tempo_version_check(TEMPO_VERSION_MAJOR + 1, 0), -ENOTSUP);
   EXPECT_EQ(capi_header_is_c(), 3 + 7 + 2);
+  EXPECT_EQ(capi_headers_coexist(), 1 + 8);
 }
 
 TEST(CApi, ConfigErrorsNameTheKeyAndTheAcceptedValues) {
@@ -53,7 +60,7 @@ TEST(CApi, FlagsTellCancelPendingAndClaimsThatNeverFit) {
   tempo_claim_info info{};
   // 6000 B against a 5000 B budget: never commits, whatever is released.
   ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), 60, 1'000'000'000, &big), 0);
-  ASSERT_EQ(tempo_claim_query(c.ctx, big, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, big, &info, sizeof info), 0);
   EXPECT_EQ(info.flags, TEMPO_CLAIM_F_NEVER_FITS);
   EXPECT_NE(info.laxity_ns, TEMPO_LAXITY_NONE);
   ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), 5, 0, &moving), 0);
@@ -62,11 +69,11 @@ TEST(CApi, FlagsTellCancelPendingAndClaimsThatNeverFit) {
   ASSERT_EQ(tempo_claim_wait_ready(c.ctx, moving, 10'000'000'000, &outcome), 0);
   ASSERT_EQ(tempo_claim_transfer_begin(c.ctx, moving), 0);
   ASSERT_EQ(tempo_claim_cancel(c.ctx, moving), 0);
-  ASSERT_EQ(tempo_claim_query(c.ctx, moving, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, moving, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_TRANSFERRING);
   EXPECT_EQ(info.flags, TEMPO_CLAIM_F_CANCEL_PENDING);
   ASSERT_EQ(tempo_claim_transfer_end(c.ctx, moving), 0);
-  ASSERT_EQ(tempo_claim_query(c.ctx, moving, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, moving, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_CANCELLED);
 }
 
@@ -80,11 +87,11 @@ TEST(CApi, ClaimLifecycleOnTheSimDevice) {
   // 500 B: TTR 0.5 s; TTU 2 s: commits at 1.5 s, ready at 2 s.
   ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), objs.size(), 2'000'000'000, &id), 0);
   tempo_claim_info info{};
-  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
   EXPECT_EQ(info.laxity_ns, 1'500'000'000);
   ASSERT_EQ(tempo_sim_advance(c.ctx, 2'000'000'000), 0);
-  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_STAGE_READY);
   EXPECT_EQ(info.laxity_ns, TEMPO_LAXITY_NONE);  // only a PLANNED claim has laxity
   EXPECT_EQ(info.flags, 0u);
@@ -97,8 +104,8 @@ TEST(CApi, ClaimLifecycleOnTheSimDevice) {
   ASSERT_EQ(tempo_claim_transfer_end(c.ctx, id), 0);
   EXPECT_EQ(tempo_claim_transfer_end(c.ctx, id), -EINVAL);  // double release
   EXPECT_EQ(tempo_claim_cancel(c.ctx, id), -EINVAL);        // cancel after transfer
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(c.ctx, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(c.ctx, &s, sizeof s), 0);
   EXPECT_EQ(s.ledger_bytes, 0u);
   EXPECT_EQ(s.claims_released, 1u);
   EXPECT_EQ(s.staged_bytes, 500u);
@@ -115,9 +122,9 @@ TEST(CApi, BadArgumentsAreErrorsNotCrashes) {
   EXPECT_EQ(tempo_claim_report(c.ctx, &o, 0, 0, &id), -EINVAL);
   EXPECT_EQ(tempo_claim_report(nullptr, &o, 1, 0, &id), -EINVAL);
   EXPECT_EQ(tempo_claim_revise(c.ctx, 77, 0), -ENOENT);
-  EXPECT_EQ(tempo_claim_query(c.ctx, 77, nullptr), -EINVAL);
+  EXPECT_EQ(tempo_claim_query(c.ctx, 77, nullptr, sizeof(tempo_claim_info)), -EINVAL);
   tempo_claim_info info{};
-  EXPECT_EQ(tempo_claim_query(c.ctx, 77, &info), -ENOENT);
+  EXPECT_EQ(tempo_claim_query(c.ctx, 77, &info, sizeof info), -ENOENT);
   int outcome = 0;
   EXPECT_EQ(tempo_claim_request_retrieval(c.ctx, 77, &outcome), -ENOENT);
   EXPECT_EQ(tempo_claim_request_retrieval(c.ctx, 77, nullptr), -EINVAL);
@@ -125,11 +132,11 @@ TEST(CApi, BadArgumentsAreErrorsNotCrashes) {
   EXPECT_EQ(tempo_order_update(c.ctx, order, 1), -ENOENT);
   EXPECT_EQ(tempo_order_update(c.ctx, nullptr, 1), -EINVAL);
   EXPECT_EQ(tempo_sim_advance(c.ctx, -1), -EINVAL);
-  EXPECT_EQ(tempo_ctx_stats(c.ctx, nullptr), -EINVAL);
+  EXPECT_EQ(tempo_ctx_stats(c.ctx, nullptr, sizeof(tempo_counters)), -EINVAL);
   // An object the SSD tier does not hold: the claim fails at its commit.
   ASSERT_EQ(tempo_claim_report(c.ctx, &o, 1, 0, &id), 0);
   EXPECT_EQ(tempo_claim_request_retrieval(c.ctx, id, &outcome), -ENOENT);
-  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_FAILED);
   EXPECT_EQ(info.error, -ENOENT);
 }
@@ -150,7 +157,7 @@ TEST(CApi, ClosingTheContextCancelsLiveClaims) {
     ASSERT_EQ(tempo_claim_report(c.ctx, &o, 1, 0, &id), 0);
     tempo_ctx_unref(tempo_ctx_ref(c.ctx));  // not the last reference: nothing happens
     tempo_claim_info info{};
-    ASSERT_EQ(tempo_claim_query(c.ctx, id, &info), 0);
+    ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
     EXPECT_EQ(info.state, TEMPO_CLAIM_STAGING);
     EXPECT_TRUE(logs.empty());
   }
@@ -181,8 +188,8 @@ TEST(CApi, ConcurrentCallersAreSerialised) {
   }
   for (auto& th : threads) th.join();
   tempo_sim_advance(c.ctx, 10'000'000'000);
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(c.ctx, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(c.ctx, &s, sizeof s), 0);
   EXPECT_EQ(s.claims_reported, 800u);
   EXPECT_EQ(s.claims_live, 0u);
   EXPECT_EQ(s.ledger_bytes, 0u);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 namespace {
 
@@ -104,8 +105,8 @@ TEST_F(CApiUring, StagedBytesAreTheStoredObjects) {
   EXPECT_EQ(tempo_claim_transfer_end(ctx_, id), -EINVAL);
   EXPECT_EQ(tempo_claim_wait_ready(ctx_, id, 0, &outcome), -ECANCELED);
 
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(ctx_, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx_, &s, sizeof s), 0);
   EXPECT_EQ(s.staged_bytes, 3 * kObjectBytes);
   EXPECT_EQ(s.claims_released, 1u);
   EXPECT_EQ(s.ledger_bytes, 0u);
@@ -126,8 +127,8 @@ TEST_F(CApiUring, OverBudgetGoesTheOrdinaryPathAndReadsIt) {
   EXPECT_EQ(tempo_claim_transfer_begin(ctx_, id), -EINVAL);
   ASSERT_EQ(tempo_claim_ordinary_read(ctx_, id), 0);
   EXPECT_EQ(tempo_claim_ordinary_read(ctx_, id), -EINVAL);  // read once
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(ctx_, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx_, &s, sizeof s), 0);
   EXPECT_EQ(s.demand_bytes, 3 * kObjectBytes);
   EXPECT_EQ(s.claims_ordinary, 1u);
   EXPECT_EQ(s.staged_bytes, 0u);
@@ -140,14 +141,14 @@ TEST_F(CApiUring, TempoPolicyCommitsOnTheTickAndWaitTimesOut) {
   // TTU 200 ms: planned at first, committed by a tick once laxity reaches zero.
   ASSERT_EQ(tempo_claim_report(ctx_, objs.data(), objs.size(), 200'000'000, &id), 0);
   tempo_claim_info info{};
-  ASSERT_EQ(tempo_claim_query(ctx_, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(ctx_, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
   EXPECT_GT(info.laxity_ns, 0);
   int outcome = -1;
   EXPECT_EQ(tempo_claim_wait_ready(ctx_, id, 1'000'000, &outcome), -ETIMEDOUT);
   ASSERT_EQ(tempo_claim_wait_ready(ctx_, id, 10'000'000'000, &outcome), 0);
   EXPECT_EQ(outcome, TEMPO_RETRIEVAL_READY);
-  ASSERT_EQ(tempo_claim_query(ctx_, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(ctx_, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_STAGE_READY);
   EXPECT_GE(info.committed_ns - info.reported_ns, 100'000'000);  // not before laxity ran out
   EXPECT_EQ(tempo_claim_cancel(ctx_, id), 0);
@@ -200,8 +201,8 @@ TEST_F(CApiUring, ConcurrentEnginesThreadsBalanceOut) {
     });
   }
   for (auto& th : threads) th.join();
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(ctx_, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx_, &s, sizeof s), 0);
   EXPECT_EQ(s.claims_reported, 100u);
   EXPECT_EQ(s.claims_live, 0u);
   EXPECT_EQ(s.ledger_bytes, 0u);
@@ -264,8 +265,8 @@ TEST(CApiConfig, LoadReadsTempoConfigThenTheEnvironment) {
   // The first load stuck: 256 KiB budget (environment over file), the demand policy.
   tempo_ctx* ctx = nullptr;
   ASSERT_EQ(tempo_ctx_new(cfg, &ctx), 0) << tempo_config_error(cfg);
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(ctx, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(ctx, &s, sizeof s), 0);
   EXPECT_EQ(s.budget_bytes, 256u << 10);
   EXPECT_EQ(s.fast_tier_capacity_bytes, 1u << 20);
   tempo_object o{1, 100};
@@ -273,7 +274,7 @@ TEST(CApiConfig, LoadReadsTempoConfigThenTheEnvironment) {
   tempo_claim_id id = 0;
   ASSERT_EQ(tempo_claim_report(ctx, &o, 1, 0, &id), 0);
   tempo_claim_info info{};
-  ASSERT_EQ(tempo_claim_query(ctx, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);  // demand: nothing commits before retrieval
   tempo_ctx_unref(ctx);
   tempo_config_free(cfg);

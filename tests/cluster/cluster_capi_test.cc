@@ -129,9 +129,9 @@ class ClusterCApi : public ::testing::Test {
     }
     return all;
   }
-  static tempo_stats stats(tempo_ctx* ctx) {
-    tempo_stats s{};
-    EXPECT_EQ(tempo_ctx_stats(ctx, &s), 0);
+  static tempo_counters stats(tempo_ctx* ctx) {
+    tempo_counters s{};
+    EXPECT_EQ(tempo_ctx_stats(ctx, &s, sizeof s), 0);
     return s;
   }
   void run_script(const std::string& args) {
@@ -162,7 +162,7 @@ TEST_F(ClusterCApi, HostBStagesFromThePoolWhatHostASaved) {
   const auto [id, ready] = claim(b, objs);
   ASSERT_EQ(ready, 0);
   EXPECT_TRUE(retrieve(b, id) == expected(objs));
-  const tempo_stats s = stats(b);
+  const tempo_counters s = stats(b);
   EXPECT_EQ(s.staged_bytes, 2 * (3 * kMiB + 5) + 4096 + 1);
   EXPECT_EQ(s.claims_released, 1u);
   EXPECT_EQ(s.ledger_bytes, 0u);
@@ -195,7 +195,7 @@ TEST_F(ClusterCApi, NotInThePoolIsAMissAsBefore) {
   const auto [id, ready] = claim(b, {{99, kMiB}});
   EXPECT_EQ(ready, -ENOENT);
   tempo_claim_info info{};
-  ASSERT_EQ(tempo_claim_query(b, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(b, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_FAILED);
   EXPECT_EQ(stats(b).ledger_bytes, 0u);
 }
@@ -225,7 +225,7 @@ TEST_F(ClusterCApi, PoolDownClaimsFailWithinTheTimeoutAndThePoolComingBackIsPick
   EXPECT_EQ(staging_ready, 0);
   const double staging_s = seconds_since(t);
   tempo_claim_info over{};
-  ASSERT_EQ(tempo_claim_query(b, staging, &over), 0);
+  ASSERT_EQ(tempo_claim_query(b, staging, &over, sizeof over), 0);
   EXPECT_EQ(over.state, TEMPO_CLAIM_ORDINARY);
   EXPECT_EQ(over.error, -ETIMEDOUT);
   EXPECT_EQ(tempo_claim_ordinary_read(b, staging), -ENOENT);
@@ -241,10 +241,10 @@ TEST_F(ClusterCApi, PoolDownClaimsFailWithinTheTimeoutAndThePoolComingBackIsPick
   EXPECT_GE(commit_s, 2.5);
   EXPECT_LT(commit_s, 6.0);
   tempo_claim_info failed{};
-  ASSERT_EQ(tempo_claim_query(b, commit, &failed), 0);
+  ASSERT_EQ(tempo_claim_query(b, commit, &failed, sizeof failed), 0);
   EXPECT_EQ(failed.state, TEMPO_CLAIM_FAILED);
   EXPECT_EQ(failed.error, -ETIMEDOUT);
-  tempo_stats s = stats(b);
+  tempo_counters s = stats(b);
   EXPECT_EQ(s.ledger_bytes, 0u);
   EXPECT_EQ(s.pinned_bytes, 0u);
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 namespace {
 
@@ -30,7 +31,7 @@ int64_t laxity_of_one_gib(std::initializer_list<std::pair<const char*, const cha
   tempo_claim_id id = 0;
   EXPECT_EQ(tempo_claim_report(ctx, &obj, 1, 10 * kSec, &id), 0);
   tempo_claim_info info{};
-  EXPECT_EQ(tempo_claim_query(ctx, id, &info), 0);
+  EXPECT_EQ(tempo_claim_query(ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
   tempo_ctx_unref(ctx);
   return info.laxity_ns;

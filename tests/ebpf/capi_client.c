@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 #define OBJECTS 64
 #define CHUNKS 4
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
   unsigned long long transfers = 0, transfer_bytes = 0, ordinary = 0;
   struct tempo_config* cfg = NULL;
   struct tempo_ctx* ctx = NULL;
-  struct tempo_stats st;
+  struct tempo_counters st;
   char line[16];
   int claims, ret;
 
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
       ordinary++;
       continue;
     }
-    while (!(ret = tempo_claim_query(ctx, ids[i], &info)) && info.state == TEMPO_CLAIM_STAGING)
+    while (!(ret = tempo_claim_query(ctx, ids[i], &info, sizeof info)) &&
+           info.state == TEMPO_CLAIM_STAGING)
       tempo_sim_advance(ctx, MS);
     if (ret || (ret = tempo_claim_transfer_begin(ctx, ids[i])) ||
         (ret = tempo_claim_transfer_end(ctx, ids[i])))
@@ -73,13 +75,13 @@ int main(int argc, char** argv) {
     transfers++;
     transfer_bytes += info.bytes;
   }
-  if ((ret = tempo_ctx_stats(ctx, &st))) return fail("stats", ret);
+  if ((ret = tempo_ctx_stats(ctx, &st, sizeof st))) return fail("stats", ret);
   printf(
-      "{\"claims_reported\":%llu,\"claims_committed\":%llu,\"capacity_deferrals\":%llu,"
+      "{\"claims_reported\":%llu,\"claims_committed\":%llu,\"capacity_deferral_attempts\":%llu,"
       "\"claims_ordinary\":%llu,\"stage_ops\":%llu,\"staged_bytes\":%llu,\"transfers\":%llu,"
       "\"transfer_bytes\":%llu,\"ordinary\":%llu}\n",
       (unsigned long long)st.claims_reported, (unsigned long long)st.claims_committed,
-      (unsigned long long)st.capacity_deferrals, (unsigned long long)st.claims_ordinary,
+      (unsigned long long)st.capacity_deferral_attempts, (unsigned long long)st.claims_ordinary,
       (unsigned long long)st.stage_ops, (unsigned long long)st.staged_bytes, transfers,
       transfer_bytes, ordinary);
   tempo_ctx_unref(ctx);

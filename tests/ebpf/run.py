@@ -431,13 +431,13 @@ def test_library(build, client, lib):
         out, _ = t.communicate(timeout=60)
         check(t.returncode == 0, f"{name} exits 0 when the process ends")
         outs[name] = out
-    check(d["transfers"] > 0 and d["capacity_deferrals"] > 0 and d["ordinary"] > 0,
-          f"the client transferred ({d['transfers']}), deferred ({d['capacity_deferrals']}) "
+    check(d["transfers"] > 0 and d["capacity_deferral_attempts"] > 0 and d["ordinary"] > 0,
+          f"the client transferred ({d['transfers']}), deferred ({d['capacity_deferral_attempts']}) "
           f"and went ordinary ({d['ordinary']})")
     lines = [json.loads(l) for l in outs["tempostat"].splitlines() if l]
     t = {f: sum(l[f] for l in lines) for f in STAT_FIELDS}
     for field, key in (("reports", "claims_reported"), ("commits", "claims_committed"),
-                       ("defers", "capacity_deferrals"), ("ordinary", "claims_ordinary"),
+                       ("defers", "capacity_deferral_attempts"), ("ordinary", "claims_ordinary"),
                        ("stage_completes", "stage_ops"), ("staged_bytes", "staged_bytes"),
                        ("transfers", "transfers"), ("transfer_bytes", "transfer_bytes")):
         check(t[field] == d[key], f"tempostat -p (library) {field}: {t[field]} == {d[key]}")

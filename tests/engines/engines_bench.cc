@@ -17,6 +17,7 @@
 #include "model/exec_model.h"
 #include "step_cost_fit.h"
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 namespace {
 

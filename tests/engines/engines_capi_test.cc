@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 namespace {
 
@@ -251,8 +252,8 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   step.waiting_count = 3;
   ASSERT_EQ(tempo_runtime_step(rt, &step), 0);
   tempo_claim_info ia{}, ib{};
-  ASSERT_EQ(tempo_claim_query(c.ctx, a, &ia), 0);
-  ASSERT_EQ(tempo_claim_query(c.ctx, b, &ib), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, a, &ia, sizeof ia), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, b, &ib, sizeof ib), 0);
   EXPECT_EQ(ia.ttu_ns, 0);
   const int64_t expected =
       prefill_ns(3000, 256) + prefill_ns(4744, 256) + decode_ns(2, 3256 + 5000, 63);
@@ -271,7 +272,7 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   step.duration_ns = 1000;  // a duration with no work
   EXPECT_EQ(tempo_runtime_step(rt, &step), -EINVAL);
   const int64_t before = ib.ttu_ns;
-  ASSERT_EQ(tempo_claim_query(c.ctx, b, &ib), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, b, &ib, sizeof ib), 0);
   EXPECT_EQ(ib.ttu_ns, before);
 
   EXPECT_EQ(tempo_runtime_finished(rt, 10), 0);

@@ -23,6 +23,7 @@
 
 #include "client/tempod_proto.h"
 #include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
 
 namespace {
 
@@ -132,11 +133,11 @@ class TempodTest : public ::testing::Test {
   }
   // Waits until no protected byte, pin or live claim is left (staging of cancelled claims
   // ends first).
-  static tempo_stats settle(tempo_ctx* c) {
-    tempo_stats s{};
+  static tempo_counters settle(tempo_ctx* c) {
+    tempo_counters s{};
     const auto until = Clock::now() + std::chrono::seconds(10);
     do {
-      EXPECT_EQ(tempo_ctx_stats(c, &s), 0);
+      EXPECT_EQ(tempo_ctx_stats(c, &s, sizeof s), 0);
       if (s.ledger_bytes == 0 && s.pinned_bytes == 0 && s.claims_live == 0) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     } while (Clock::now() < until);
@@ -161,7 +162,7 @@ TEST_F(TempodTest, SameCallsAndReturnCodesAsInProcess) {
   EXPECT_EQ(tempo_claim_revise(c, id, 5'000'000'000), 0);
   EXPECT_EQ(tempo_claim_revise(c, id + 1000, 1), -ENOENT);
   tempo_claim_info info{};
-  ASSERT_EQ(tempo_claim_query(c, id, &info), 0);
+  ASSERT_EQ(tempo_claim_query(c, id, &info, sizeof info), 0);
   EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
   EXPECT_EQ(info.bytes, 2 * kObjectBytes);
   EXPECT_EQ(tempo_claim_transfer_end(c, id), -EINVAL);
@@ -172,7 +173,7 @@ TEST_F(TempodTest, SameCallsAndReturnCodesAsInProcess) {
 
   // Claims belong to their connection: another client cannot see or touch this one.
   tempo_ctx* other = must_client();
-  EXPECT_EQ(tempo_claim_query(other, id, &info), -ENOENT);
+  EXPECT_EQ(tempo_claim_query(other, id, &info, sizeof info), -ENOENT);
   EXPECT_EQ(tempo_claim_cancel(other, id), -ENOENT);
   EXPECT_EQ(tempo_order_update(other, &id, 1), -ENOENT);
 
@@ -209,8 +210,8 @@ TEST_F(TempodTest, RetrievedExtentsAreReadInPlaceFromTheSharedFastTier) {
     ASSERT_EQ(ext[i].bytes, kObjectBytes);
     EXPECT_EQ(std::memcmp(ext[i].addr, want.data(), want.size()), 0) << "object " << 11 + i;
   }
-  tempo_stats s{};
-  ASSERT_EQ(tempo_ctx_stats(c, &s), 0);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_stats(c, &s, sizeof s), 0);
   EXPECT_EQ(s.ledger_bytes, 2 * kObjectBytes);
   ASSERT_EQ(tempo_claim_transfer_end(c, id), 0);
   EXPECT_EQ(tempo_claim_transfer_end(c, id), -EINVAL);
@@ -304,7 +305,7 @@ TEST_F(TempodTest, KilledClientsLeaveNothingBehind) {
     EXPECT_TRUE(WIFSIGNALED(status)) << "a client failed: " << status;
   }
   EXPECT_GE(killed, seconds * 5);
-  const tempo_stats s = settle(setup);
+  const tempo_counters s = settle(setup);
   EXPECT_EQ(s.ledger_bytes, 0u);
   EXPECT_EQ(s.reserved_bytes, 0u);
   EXPECT_EQ(s.pinned_bytes, 0u);
@@ -328,14 +329,14 @@ TEST_F(TempodTest, DaemonRestartGivesAClearErrorThenClientsReconnect) {
   tempo_claim_id id = 0;
   ASSERT_EQ(tempo_claim_report(c, objs, 1, 1'000'000'000, &id), 0);
   stop_daemon();
-  tempo_stats s{};
-  EXPECT_EQ(tempo_ctx_stats(c, &s), -ECONNRESET);
-  EXPECT_EQ(tempo_ctx_stats(c, &s), -ENOENT);  // the socket is gone with the daemon
+  tempo_counters s{};
+  EXPECT_EQ(tempo_ctx_stats(c, &s, sizeof s), -ECONNRESET);
+  EXPECT_EQ(tempo_ctx_stats(c, &s, sizeof s), -ENOENT);  // the socket is gone with the daemon
   start_daemon();
-  EXPECT_EQ(tempo_ctx_stats(c, &s), 0);
+  EXPECT_EQ(tempo_ctx_stats(c, &s, sizeof s), 0);
   EXPECT_EQ(s.claims_live, 0u);
   tempo_claim_info info{};
-  EXPECT_EQ(tempo_claim_query(c, id, &info), -ENOENT);
+  EXPECT_EQ(tempo_claim_query(c, id, &info, sizeof info), -ENOENT);
   EXPECT_EQ(tempo_claim_report(c, objs, 1, 1'000'000'000, &id), 0);
   tempo_ctx_unref(c);
 }
@@ -489,8 +490,8 @@ TEST_F(TempodTest, MalformedRequestsAreRefusedWithTheirErrno) {
   EXPECT_EQ(recv(s, buf, sizeof(buf), 0), 0);
   close(s);
   tempo_ctx* c = must_client();  // and serves the others
-  tempo_stats st{};
-  EXPECT_EQ(tempo_ctx_stats(c, &st), 0);
+  tempo_counters st{};
+  EXPECT_EQ(tempo_ctx_stats(c, &st, sizeof st), 0);
   tempo_ctx_unref(c);
 }
 

@@ -14,12 +14,12 @@ struct Metric {
   const char* name;
   bool counter;
   const char* help;
-  double (*value)(const tempo_stats& s);
+  double (*value)(const tempo_counters& s);
 };
 
-#define TEMPO_METRIC(name, counter, field, help)                                           \
-  {                                                                                        \
-    name, counter, help, [](const tempo_stats& s) { return static_cast<double>(s.field); } \
+#define TEMPO_METRIC(name, counter, field, help)                                              \
+  {                                                                                           \
+    name, counter, help, [](const tempo_counters& s) { return static_cast<double>(s.field); } \
   }
 
 const Metric kMetrics[] = {
@@ -36,7 +36,9 @@ const Metric kMetrics[] = {
                  "Committed claims whose staging failed over to the ordinary path"),
     TEMPO_METRIC("tempo_claims_failed_total", true, claims_failed, "Claims failed"),
     TEMPO_METRIC("tempo_capacity_deferrals_total", true, capacity_deferrals,
-                 "Commit attempts deferred for lack of protected capacity"),
+                 "Claims whose commit was refused for lack of protected capacity"),
+    TEMPO_METRIC("tempo_capacity_deferral_attempts_total", true, capacity_deferral_attempts,
+                 "Commit attempts refused for lack of protected capacity"),
     TEMPO_METRIC("tempo_stage_ops_total", true, stage_ops, "Staging operations completed"),
     TEMPO_METRIC("tempo_staged_bytes_total", true, staged_bytes, "Bytes staged into the fast tier"),
     TEMPO_METRIC("tempo_stage_errors_total", true, stage_errors, "Staging operations failed"),
@@ -51,8 +53,6 @@ const Metric kMetrics[] = {
     TEMPO_METRIC("tempo_budget_bytes", false, budget_bytes, "Protected-capacity budget"),
     TEMPO_METRIC("tempo_claims_live", false, claims_live, "Live claims"),
     TEMPO_METRIC("tempo_claims_planned", false, claims_planned, "Claims planned, not committed"),
-    TEMPO_METRIC("tempo_deferred_claims", false, deferred_claims,
-                 "Claims currently deferred for capacity"),
     TEMPO_METRIC("tempo_stage_outstanding_ops", false, outstanding_ops,
                  "Staging operations in flight"),
     TEMPO_METRIC("tempo_fast_tier_capacity_bytes", false, fast_tier_capacity_bytes,
@@ -66,7 +66,7 @@ const Metric kMetrics[] = {
 
 #undef TEMPO_METRIC
 
-std::string prometheus_text(const tempo_stats& s) {
+std::string prometheus_text(const tempo_counters& s) {
   std::string out;
   char line[160];
   for (const Metric& m : kMetrics) {
@@ -86,7 +86,7 @@ int cmd_metrics(const Args& args) {
   std::string error;
   if (DaemonClient::connect(socket, "tempoctl", &client, &error) != 0)
     return fail("metrics", error);
-  tempo_stats s{};
+  tempo_counters s{};
   if (const int r = client->stats(&s); r != 0)
     return fail("metrics", std::string("stats: ") + std::strerror(-r));
   if (args.json()) {

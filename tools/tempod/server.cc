@@ -430,9 +430,9 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
     }
     case TEMPOD_OP_STATS: {
       if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
-      auto m = make_reply<tempod_hdr>(op, seq, 0, sizeof(tempo_stats));
-      tempo_stats st;
-      to_stats(s.stats(), &st);
+      auto m = make_reply<tempod_hdr>(op, seq, 0, sizeof(tempo_counters));
+      tempo_counters st;
+      to_counters(s.stats(), &st);
       std::memcpy(m.data() + sizeof(tempod_hdr), &st, sizeof(st));
       return reply(c, std::move(m));
     }

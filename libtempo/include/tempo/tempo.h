@@ -70,12 +70,21 @@ enum tempo_retrieval {
 
 /* tempo_claim_info.laxity_ns of a claim that is not PLANNED: it has no laxity. */
 #define TEMPO_LAXITY_NONE INT64_MIN
+/* tempo_claim_info.ttr_ns of a claim with no time to ready: ended, ORDINARY, or PLANNED under
+ * a policy that projects none (demand). */
+#define TEMPO_TTR_NONE INT64_MIN
 
 /* tempo_claim_info.flags. CANCEL_PENDING: cancelled while staging or transferring, released
  * once that ends. NEVER_FITS: its bytes exceed the protected budget, so it can never commit
- * (it takes the ordinary path when retrieved), unlike a claim deferred for now. */
+ * (it takes the ordinary path when retrieved), unlike a claim deferred for now (deferrals
+ * above 0 without this flag: a later release can let it commit). */
 #define TEMPO_CLAIM_F_CANCEL_PENDING (1u << 0)
 #define TEMPO_CLAIM_F_NEVER_FITS (1u << 1)
+
+/* Structs the library fills grow at their end, as the kernel's statx and ublk's do: the
+ * caller passes sizeof() of the struct it was compiled with, the library writes that many
+ * bytes (the fields it knows; fields it does not know yet read 0) and never more. A caller
+ * built against an older, smaller struct keeps working on a newer library. */
 
 /* A claim as tempo_claim_query() reports it. Times are on the context's clock, -1 if the
  * event has not happened. */
@@ -83,28 +92,36 @@ struct tempo_claim_info {
   uint32_t state;     /* enum tempo_claim_state */
   int32_t error;      /* negative errno when FAILED (or why it failed over), else 0 */
   uint64_t bytes;     /* unique bytes of the manifest */
-  int64_t ttu_ns;     /* latest TTU, adjusted for the time since it was given */
+  int64_t ttu_ns;     /* latest TTU, adjusted for the time since it was given, until it ended */
   int64_t laxity_ns;  /* TTU - TTR while PLANNED, else TEMPO_LAXITY_NONE */
   uint32_t deferrals; /* commit attempts refused for lack of protected capacity */
-  uint32_t flags;     /* TEMPO_CLAIM_F_* (named `reserved`, always 0, before) */
+  uint32_t flags;     /* TEMPO_CLAIM_F_* (named `reserved`, always 0, before 0.3) */
   int64_t reported_ns;
   int64_t committed_ns;
   int64_t ready_ns;
   int64_t retrieval_requested_ns;
   int64_t transfer_begin_ns;
   int64_t ended_ns;
+  /* ABI 0.3 (size above TEMPO_CLAIM_INFO_SIZE_0_1): */
+  int64_t ttr_ns;          /* time to ready: PLANNED if committed now, STAGING until ready,
+                              0 once STAGE_READY or TRANSFERRING, else TEMPO_TTR_NONE */
+  uint64_t resident_bytes; /* of `bytes`, in the fast tier now (protected or not); 0 once an
+                              ORDINARY claim's read has started */
 };
+/* Bytes of struct tempo_claim_info in ABI 0.1 and 0.2 (up to ended_ns). */
+#define TEMPO_CLAIM_INFO_SIZE_0_1 88
 
-/* Counters of a context (tempo_ctx_stats). */
-struct tempo_stats {
+/* Counters of a context (tempo_ctx_stats). Named tempo_stats before 0.3, a name the kernel
+ * uapi <linux/tempo.h> also uses for tempo.ko's counters. */
+struct tempo_counters {
   int64_t now_ns;
   uint64_t budget_bytes;
   uint64_t ledger_bytes;   /* protected + reserved, shared objects once */
   uint64_t reserved_bytes; /* part of the ledger still staging */
   uint64_t claims_reported;
   uint64_t claims_committed;
-  uint64_t capacity_deferrals;
-  uint64_t deferred_claims;
+  uint64_t capacity_deferrals;         /* claims a commit was refused for lack of budget */
+  uint64_t capacity_deferral_attempts; /* refused commit attempts (each tick counts again) */
   uint64_t claims_ordinary;
   uint64_t claims_failed_over;
   uint64_t claims_cancelled;
@@ -125,7 +142,11 @@ struct tempo_stats {
   double protected_gib_seconds; /* integral of the ledger over time */
 };
 
-/* Version of the library actually loaded ("0.2.0"). */
+/* The largest size a sized call accepts: beyond it the size is a mistake (-EINVAL). */
+#define TEMPO_STRUCT_SIZE_MAX 4096
+
+/* Version of the library actually loaded, "MAJOR.MINOR.PATCH": its MAJOR.MINOR is the newest
+ * ABI it provides (the last version node of libtempo.map), "0.3.0" here. Static storage. */
 TEMPO_EXPORT const char* tempo_version(void);
 /* 0 if the loaded library provides ABI major.minor (same major, minor at least), else
  * -ENOTSUP. Call it with TEMPO_VERSION_MAJOR/MINOR to detect a mismatched library. */
@@ -134,6 +155,7 @@ TEMPO_EXPORT int tempo_version_check(unsigned major, unsigned minor);
 /* Configuration: key/value settings (Documentation/configuration.md lists every key).
  * tempo_config_new returns 0 and a new configuration with defaults in *out. */
 TEMPO_EXPORT int tempo_config_new(struct tempo_config** out);
+/* Frees a configuration (NULL is ignored); contexts made from it keep their own copy. */
 TEMPO_EXPORT void tempo_config_free(struct tempo_config* config);
 /* Sets one key. -EINVAL on an unknown key or invalid value; tempo_config_error() then says
  * which key and what it accepts. The configuration is unchanged on error. */
@@ -146,26 +168,28 @@ TEMPO_EXPORT const char* tempo_config_error(const struct tempo_config* config);
  * -EOPNOTSUPP (device not built in); with control_socket set, the socket's errors too
  * (-EADDRINUSE served by another process, -EEXIST not a socket). */
 TEMPO_EXPORT int tempo_ctx_new(struct tempo_config* config, struct tempo_ctx** out);
+/* Takes one more reference on ctx and returns it (NULL stays NULL). */
 TEMPO_EXPORT struct tempo_ctx* tempo_ctx_ref(struct tempo_ctx* ctx);
 /* Drops a reference; the last one cancels every live claim and frees the context. */
 TEMPO_EXPORT void tempo_ctx_unref(struct tempo_ctx* ctx);
 
+/* A log line of a context: `priority` is a syslog priority (LOG_ERR...), `message` valid
+ * only during the call. */
 typedef void (*tempo_log_fn)(void* data, int priority, const char* message);
 /* Routes the context's log lines (syslog priorities) to fn; NULL silences them. */
 TEMPO_EXPORT void tempo_ctx_set_log_fn(struct tempo_ctx* ctx, tempo_log_fn fn, void* data);
 
-/* The context's clock, in ns. */
+/* The context's clock in ns (virtual on sim, monotonic otherwise); -EINVAL for NULL. */
 TEMPO_EXPORT int64_t tempo_ctx_now(struct tempo_ctx* ctx);
 /* Runs the controller's periodic re-evaluation now. */
 TEMPO_EXPORT int tempo_ctx_tick(struct tempo_ctx* ctx);
-TEMPO_EXPORT int tempo_ctx_stats(struct tempo_ctx* ctx, struct tempo_stats* stats);
+/* The context's counters into *counters, of `size` bytes: pass sizeof(struct
+ * tempo_counters). Writes exactly `size` bytes (fields this library lacks read 0). -EINVAL
+ * for NULL, a size of 0 or above TEMPO_STRUCT_SIZE_MAX (nothing written then). */
+TEMPO_EXPORT int tempo_ctx_stats(struct tempo_ctx* ctx, struct tempo_counters* counters,
+                                 size_t size);
 
-/* The sim device only: puts objects on the simulated SSD tier (-EEXIST if one is already
- * there; nothing is added then), and runs virtual time forward by ns. -EOPNOTSUPP on
- * other devices; -EOVERFLOW if the clock would pass 2^62 ns (about 146 years). */
-TEMPO_EXPORT int tempo_sim_add_objects(struct tempo_ctx* ctx, const struct tempo_object* objects,
-                                       size_t count);
-TEMPO_EXPORT int tempo_sim_advance(struct tempo_ctx* ctx, int64_t ns);
+/* tempo_sim_add_objects and tempo_sim_advance, for tests and simulations: <tempo/tempo_sim.h>. */
 
 /* Reports a reusable-KV hit as a PLANNED claim: `objects` is the ordered manifest, ttu_ns
  * the time until retrieval is expected to begin. No I/O, no reservation. Returns 0 and
@@ -183,9 +207,12 @@ TEMPO_EXPORT int tempo_order_update(struct tempo_ctx* ctx, const tempo_claim_id*
  * -ENOENT unknown, -EINVAL ended or transferring, or the claim's error if FAILED. */
 TEMPO_EXPORT int tempo_claim_request_retrieval(struct tempo_ctx* ctx, tempo_claim_id id,
                                                int* outcome);
-/* Readiness and timing of a claim. -ENOENT unknown. */
+/* Readiness, timing, TTR and residency of a claim into *info, of `size` bytes: pass
+ * sizeof(struct tempo_claim_info). Writes exactly `size` bytes (fields this library lacks
+ * read 0). -ENOENT unknown (an ended claim is forgotten after its retention); -EINVAL for
+ * NULL, a size of 0 or above TEMPO_STRUCT_SIZE_MAX (nothing written then). */
 TEMPO_EXPORT int tempo_claim_query(struct tempo_ctx* ctx, tempo_claim_id id,
-                                   struct tempo_claim_info* info);
+                                   struct tempo_claim_info* info, size_t size);
 /* STAGE_READY -> TRANSFERRING. -EAGAIN still staging, -EINVAL otherwise. */
 TEMPO_EXPORT int tempo_claim_transfer_begin(struct tempo_ctx* ctx, tempo_claim_id id);
 /* TRANSFERRING -> RELEASED: ends the claim's protection. -EINVAL if not transferring
@@ -370,6 +397,7 @@ struct tempo_step {
  * `make bench-engines` prints the roofline model's fit for the shipped model files. */
 TEMPO_EXPORT int tempo_runtime_new(struct tempo_ctx* ctx, const struct tempo_runtime_config* config,
                                    struct tempo_runtime** out);
+/* Frees a runtime side (NULL is ignored) and drops its context reference; its claims stay. */
 TEMPO_EXPORT void tempo_runtime_free(struct tempo_runtime* rt);
 /* The per-step call: learns from the step's duration (when learning), projects the timeline,
  * revises every waiting claim's TTU and updates the waiting order, in one call. -EINVAL an

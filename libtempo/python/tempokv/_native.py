@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 ABI_MAJOR = 0
-ABI_MINOR = 2
+ABI_MINOR = 3
 
 
 class TempoObject(ctypes.Structure):
@@ -34,10 +34,12 @@ class TempoClaimInfo(ctypes.Structure):
         ("retrieval_requested_ns", ctypes.c_int64),
         ("transfer_begin_ns", ctypes.c_int64),
         ("ended_ns", ctypes.c_int64),
+        ("ttr_ns", ctypes.c_int64),
+        ("resident_bytes", ctypes.c_uint64),
     ]
 
 
-STATS_FIELDS = [
+COUNTER_FIELDS = [
     ("now_ns", ctypes.c_int64),
     ("budget_bytes", ctypes.c_uint64),
     ("ledger_bytes", ctypes.c_uint64),
@@ -45,7 +47,7 @@ STATS_FIELDS = [
     ("claims_reported", ctypes.c_uint64),
     ("claims_committed", ctypes.c_uint64),
     ("capacity_deferrals", ctypes.c_uint64),
-    ("deferred_claims", ctypes.c_uint64),
+    ("capacity_deferral_attempts", ctypes.c_uint64),
     ("claims_ordinary", ctypes.c_uint64),
     ("claims_failed_over", ctypes.c_uint64),
     ("claims_cancelled", ctypes.c_uint64),
@@ -67,8 +69,8 @@ STATS_FIELDS = [
 ]
 
 
-class TempoStats(ctypes.Structure):
-    _fields_ = STATS_FIELDS
+class TempoCounters(ctypes.Structure):
+    _fields_ = COUNTER_FIELDS
 
 
 def _candidates() -> list[str]:
@@ -130,7 +132,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "tempo_ctx_device": (cp, [vp]),
         "tempo_ctx_now": (c_int64, [vp]),
         "tempo_ctx_tick": (c_int, [vp]),
-        "tempo_ctx_stats": (c_int, [vp, P(TempoStats)]),
+        "tempo_ctx_stats": (c_int, [vp, P(TempoCounters), c_size_t]),
         "tempo_sim_add_objects": (c_int, [vp, P(TempoObject), c_size_t]),
         "tempo_sim_advance": (c_int, [vp, c_int64]),
         "tempo_store_put": (c_int, [vp, c_uint64, vp, c_size_t]),
@@ -139,7 +141,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "tempo_order_update": (c_int, [vp, P(c_uint64), c_size_t]),
         "tempo_claim_request_retrieval": (c_int, [vp, c_uint64, P(c_int)]),
         "tempo_claim_wait_ready": (c_int, [vp, c_uint64, c_int64, P(c_int)]),
-        "tempo_claim_query": (c_int, [vp, c_uint64, P(TempoClaimInfo)]),
+        "tempo_claim_query": (c_int, [vp, c_uint64, P(TempoClaimInfo), c_size_t]),
         "tempo_claim_transfer_begin": (c_int, [vp, c_uint64]),
         "tempo_claim_extents": (c_int, [vp, c_uint64, P(TempoExtent), c_size_t, P(c_size_t)]),
         "tempo_claim_transfer_end": (c_int, [vp, c_uint64]),

@@ -12,16 +12,17 @@ import ctypes
 import enum
 import errno
 import os
-import threading
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from . import _native
+from ._handle import ClosedError, OwnedHandle
 from ._native import lib
 
 _U64_MAX = (1 << 64) - 1
 _I64_MAX = (1 << 63) - 1
 _LAXITY_NONE = -(1 << 63)  # TEMPO_LAXITY_NONE
+_TTR_NONE = -(1 << 63)  # TEMPO_TTR_NONE
 _F_CANCEL_PENDING = 1 << 0  # TEMPO_CLAIM_F_CANCEL_PENDING
 _F_NEVER_FITS = 1 << 1  # TEMPO_CLAIM_F_NEVER_FITS
 
@@ -33,10 +34,6 @@ class TempoError(OSError):
 
     def __init__(self, err: int, message: str) -> None:
         super().__init__(err, message)
-
-
-class ClosedError(ValueError):
-    """The Config or Context was closed."""
 
 
 class ClaimState(enum.IntEnum):
@@ -75,6 +72,8 @@ class ClaimInfo:
     bytes: int
     ttu_ns: int
     laxity_ns: Optional[int]  # None unless PLANNED
+    ttr_ns: Optional[int]  # PLANNED: if committed now; STAGING: until ready; 0 ready; else None
+    resident_bytes: int  # of `bytes`, in the fast tier now
     deferrals: int
     reported_ns: int
     committed_ns: int
@@ -130,23 +129,25 @@ def _c_string(what: str, text: str | bytes) -> bytes:
     return data
 
 
-class Config:
-    """Settings for a context (Documentation/configuration.md lists every key)."""
+class Config(OwnedHandle):
+    """Settings for a context (Documentation/configuration.md lists every key). close() or
+    `with` frees them."""
+
+    _what = "configuration"
 
     def __init__(self, settings: Mapping[str, SettingValue] | None = None,
                  path: str | os.PathLike[str] | None = None) -> None:
         handle = ctypes.c_void_p()
         _raise(lib.tempo_config_new(ctypes.byref(handle)), "tempo_config_new")
-        self._handle: int | None = handle.value
-        if path is not None:
-            self.load(path)
-        for key, value in (settings or {}).items():
-            self.set(key, value)
-
-    def _ptr(self) -> int:
-        if self._handle is None:
-            raise ClosedError("the configuration is closed")
-        return self._handle
+        super().__init__(handle.value, lib.tempo_config_free)
+        try:
+            if path is not None:
+                self.load(path)
+            for key, value in (settings or {}).items():
+                self.set(key, value)
+        except BaseException:
+            self.close()
+            raise
 
     def set(self, key: str, value: SettingValue) -> None:
         """Sets one key; ValueError names the key and the accepted values on a bad one."""
@@ -168,25 +169,6 @@ class Config:
                 raise FileNotFoundError(errno.ENOENT, message)
             raise ValueError(message)
 
-    def close(self) -> None:
-        """Frees the configuration; closing twice is allowed."""
-        if self._handle is not None:
-            lib.tempo_config_free(self._handle)
-            self._handle = None
-
-    def __enter__(self) -> "Config":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        # At interpreter exit the module's globals may already be gone: nothing to report.
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 def _manifest(objects: Iterable[KvObject | tuple[int, int]]) -> ctypes.Array[_native.TempoObject]:
     items = list(objects)
@@ -204,8 +186,11 @@ def _manifest(objects: Iterable[KvObject | tuple[int, int]]) -> ctypes.Array[_na
     return arr
 
 
-class Context:
-    """A running TempoKV instance (device sim or uring). Thread-safe; close() or `with`."""
+class Context(OwnedHandle):
+    """A running TempoKV instance (device sim, uring, kmod or daemon). Thread-safe; close() or
+    `with` drops it (live claims are cancelled)."""
+
+    _what = "context"
 
     def __init__(self, config: Config | Mapping[str, SettingValue] | None = None,
                  **settings: SettingValue) -> None:
@@ -223,17 +208,14 @@ class Context:
         finally:
             if own:
                 cfg.close()
-        self._handle: int | None = handle.value
-        self._lock = threading.Lock()
-        self.device: str = lib.tempo_ctx_device(self._handle).decode()
+        super().__init__(handle.value, lib.tempo_ctx_unref)
+        self.device: str = lib.tempo_ctx_device(handle.value).decode()
 
     # A call holds its own reference, so close() racing with it never frees the context
     # under the call.
     def _enter(self) -> int:
-        with self._lock:
-            if self._handle is None:
-                raise ClosedError("the context is closed")
-            return lib.tempo_ctx_ref(self._handle)
+        with self._handle_lock:
+            return lib.tempo_ctx_ref(self._ptr())
 
     def _call(self, what: str, fn, *args) -> int:  # type: ignore[no-untyped-def]
         ptr = self._enter()
@@ -243,31 +225,6 @@ class Context:
             lib.tempo_ctx_unref(ptr)
         _raise(ret, what)
         return ret
-
-    def close(self) -> None:
-        """Drops the context; live claims are cancelled. Closing twice is allowed."""
-        with self._lock:
-            handle, self._handle = self._handle, None
-        if handle is not None:
-            lib.tempo_ctx_unref(handle)
-
-    @property
-    def closed(self) -> bool:
-        return self._handle is None
-
-    def __enter__(self) -> "Context":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        # A constructor that raised leaves no handle; at interpreter exit globals may be gone.
-        try:
-            if getattr(self, "_lock", None) is not None:
-                self.close()
-        except Exception:
-            pass
 
     def now_ns(self) -> int:
         """The context's clock in ns (virtual on sim, monotonic on uring)."""
@@ -282,10 +239,10 @@ class Context:
         self._call("tempo_ctx_tick", lib.tempo_ctx_tick)
 
     def stats(self) -> dict[str, int | float]:
-        """The context's counters (struct tempo_stats) as a dict."""
-        s = _native.TempoStats()
-        self._call("tempo_ctx_stats", lib.tempo_ctx_stats, ctypes.byref(s))
-        return {name: getattr(s, name) for name, _ in _native.STATS_FIELDS}
+        """The context's counters (struct tempo_counters) as a dict."""
+        s = _native.TempoCounters()
+        self._call("tempo_ctx_stats", lib.tempo_ctx_stats, ctypes.byref(s), ctypes.sizeof(s))
+        return {name: getattr(s, name) for name, _ in _native.COUNTER_FIELDS}
 
     def sim_add_objects(self, objects: Iterable[KvObject | tuple[int, int]]) -> None:
         """sim only: puts objects on the simulated SSD tier (TempoError EEXIST if one is)."""
@@ -345,13 +302,15 @@ class Context:
         return Retrieval(out.value)
 
     def query(self, claim_id: int) -> ClaimInfo:
-        """The claim's state and timing."""
+        """The claim's state, timing, TTR and residency."""
         cid = _check_claim(claim_id)
         i = _native.TempoClaimInfo()
-        self._call(f"tempo_claim_query(claim {cid})", lib.tempo_claim_query, cid, ctypes.byref(i))
+        self._call(f"tempo_claim_query(claim {cid})", lib.tempo_claim_query, cid, ctypes.byref(i),
+                   ctypes.sizeof(i))
         laxity = None if i.laxity_ns == _LAXITY_NONE else i.laxity_ns
-        return ClaimInfo(ClaimState(i.state), i.error, i.bytes, i.ttu_ns, laxity,
-                         i.deferrals, i.reported_ns, i.committed_ns, i.ready_ns,
+        ttr = None if i.ttr_ns == _TTR_NONE else i.ttr_ns
+        return ClaimInfo(ClaimState(i.state), i.error, i.bytes, i.ttu_ns, laxity, ttr,
+                         i.resident_bytes, i.deferrals, i.reported_ns, i.committed_ns, i.ready_ns,
                          i.retrieval_requested_ns, i.transfer_begin_ns, i.ended_ns,
                          bool(i.flags & _F_CANCEL_PENDING), bool(i.flags & _F_NEVER_FITS))
 
