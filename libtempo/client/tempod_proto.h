@@ -25,7 +25,7 @@
 
 #include "tempo/tempo.h"
 
-#define TEMPOD_PROTO_VERSION 1
+#define TEMPOD_PROTO_VERSION 2 /* 2: QUERY and STATS carry the 0.3 structs (104 and 208 bytes) */
 #define TEMPOD_MAX_MESSAGE 65536u
 
 /* Feature bits (HELLO). */

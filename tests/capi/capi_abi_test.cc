@@ -214,4 +214,41 @@ TEST(CApiAbi, TheClaimViewReportsTtrAndResidencyThroughTheLifecycle) {
   EXPECT_EQ(t.query().ttu_ns, info.ttu_ns);
 }
 
+// The structs a caller passes in grow as liburing's do: through reserved words that must be
+// zero, so a later minor can give them a meaning without old callers sending garbage in it.
+TEST(CApiAbi, InputStructsRefuseNonzeroReservedWords) {
+  Ctx c(small_config("tempo"));
+  tempo_runtime_config cfg{};
+  cfg.costs.retrieval_bps = 1e9;
+  cfg.max_active = 4;
+  cfg.generation_limit = 16;
+  tempo_runtime* rt = nullptr;
+  for (int i = 0; i < 4; ++i) {
+    tempo_runtime_config bad = cfg;
+    bad.reserved[i] = 1;
+    EXPECT_EQ(tempo_runtime_new(c.ctx, &bad, &rt), -EINVAL) << i;
+  }
+  for (int i = 0; i < 2; ++i) {
+    tempo_runtime_config bad = cfg;
+    bad.costs.reserved[i] = 1;
+    EXPECT_EQ(tempo_runtime_new(c.ctx, &bad, &rt), -EINVAL) << i;
+  }
+  EXPECT_EQ(rt, nullptr);
+  ASSERT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
+  tempo_running_seq running{100, 100, 1, 0, 0};
+  tempo_step step{};
+  step.running = &running;
+  step.running_count = 1;
+  for (int i = 0; i < 4; ++i) {
+    tempo_step bad = step;
+    bad.reserved[i] = 1;
+    EXPECT_EQ(tempo_runtime_step(rt, &bad), -EINVAL) << i;
+  }
+  running.reserved = 1;
+  EXPECT_EQ(tempo_runtime_step(rt, &step), -EINVAL);
+  running.reserved = 0;
+  EXPECT_EQ(tempo_runtime_step(rt, &step), 0);
+  tempo_runtime_free(rt);
+}
+
 }  // namespace

@@ -16,7 +16,10 @@
  *
  * ABI 0.2 adds the uring device's operations: waiting for readiness, the retrieval extents
  * to copy, the ordinary read, populating the store; and the configuration file. ABI 0.3 adds
- * what engines need: the key scheme, store lookup/delete/async put, the runtime side.
+ * what engines need: the key scheme, store lookup/delete/async put, the runtime side; and
+ * structs that grow: tempo_claim_query and tempo_ctx_stats take the size of the struct they
+ * fill (struct tempo_counters was struct tempo_stats), the claim view reports TTR and
+ * residency. The sim device's calls are in tempo/tempo_sim.h.
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
