@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "client/daemon_client.h"
 #include "store/object_store.h"
+#include "store/verify_objects.h"
 
 namespace tempo::ctl {
 namespace {
@@ -128,31 +129,11 @@ int print_gc(const Args& args, uint64_t removed, uint64_t before, uint64_t after
 }
 
 int store_verify(const Args& args, ObjectStore& store, const RecoveryReport& report) {
-  std::vector<ObjectInfo> objs = store.list();
-  std::sort(objs.begin(), objs.end(), [](auto& a, auto& b) { return a.key < b.key; });
+  const StoreVerification v = verify_objects(store);
   json bad = json::array();
-  uint64_t ok = 0, bytes = 0;
-  for (const ObjectInfo& i : objs) {
-    std::vector<std::byte> buf(i.size);
-    const int64_t r = store.get(i.key, buf);
-    if (r == static_cast<int64_t>(i.size)) {
-      ++ok;
-      bytes += i.size;
-    } else {
-      const auto q = store.quarantined(i.key);
-      bad.push_back({{"key", i.key},
-                     {"error", errno_name(static_cast<int>(r))},
-                     {"reason", q ? q->reason : std::string(std::strerror(static_cast<int>(-r)))}});
-    }
-  }
-  // Objects the catalog replay already quarantined count as bad too.
-  for (const QuarantinedObject& q : store.quarantined()) {
-    bool listed = false;
-    for (const json& b : bad) listed = listed || b["key"].get<uint64_t>() == q.key;
-    if (!listed)
-      bad.push_back({{"key", q.key}, {"error", errno_name(q.error)}, {"reason", q.reason}});
-  }
-  return print_verify(args, ok, bytes, bad, report.errors);
+  for (const BadObject& b : v.bad)
+    bad.push_back({{"key", b.key}, {"error", errno_name(b.error)}, {"reason", b.reason}});
+  return print_verify(args, v.verified, v.verified_bytes, bad, report.errors);
 }
 
 // Reads every object (a bad checksum quarantines it), so damage found by nobody yet counts.

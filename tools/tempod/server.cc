@@ -17,6 +17,7 @@
 #include "client/tempod_proto.h"
 #include "client/wire.h"
 #include "store/object_store.h"
+#include "store/verify_objects.h"
 #include "uring/uring_device.h"
 
 namespace tempo {
@@ -723,29 +724,16 @@ std::vector<std::byte> Server::store_op(const Put& p) {
     // Every object read and checked (a bad one is quarantined by the read), then the ones
     // quarantined before, as `tempoctl store verify` does at rest.
     auto m = make_reply<tempod_store_verified>(p.op, p.seq, 0);
-    uint64_t verified = 0, verified_bytes = 0;
-    std::unordered_set<ObjectKey> bad;
-    auto found_bad = [&](ObjectKey k, int error, const std::string& reason) {
-      if (!bad.insert(k).second || bad.size() > TEMPOD_MAX_STORE_OBJECTS) return;
-      append(&m, store_object(ObjectInfo{k}, error, reason));
-    };
-    for (const ObjectInfo& i : store.list()) {
-      std::vector<std::byte> buf(i.size);
-      const int64_t r = store.get(i.key, buf);
-      if (r == static_cast<int64_t>(i.size)) {
-        ++verified;
-        verified_bytes += i.size;
-      } else {
-        const auto q = store.quarantined(i.key);
-        found_bad(i.key, static_cast<int>(r), q ? q->reason : std::strerror(static_cast<int>(-r)));
-      }
-    }
-    for (const QuarantinedObject& q : store.quarantined()) found_bad(q.key, q.error, q.reason);
+    const StoreVerification found = verify_objects(store);
+    const size_t listed = std::min<size_t>(found.bad.size(), TEMPOD_MAX_STORE_OBJECTS);
+    for (size_t i = 0; i < listed; ++i)
+      append(&m,
+             store_object(ObjectInfo{found.bad[i].key}, found.bad[i].error, found.bad[i].reason));
     auto* v = body<tempod_store_verified>(m);
-    v->verified = verified;
-    v->verified_bytes = verified_bytes;
-    v->bad = static_cast<uint32_t>(bad.size());
-    v->listed = static_cast<uint32_t>(std::min<size_t>(bad.size(), TEMPOD_MAX_STORE_OBJECTS));
+    v->verified = found.verified;
+    v->verified_bytes = found.verified_bytes;
+    v->bad = static_cast<uint32_t>(found.bad.size());
+    v->listed = static_cast<uint32_t>(listed);
     v->catalog_errors = store.recovery().errors.size();
     return m;
   }
