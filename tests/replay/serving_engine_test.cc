@@ -3,6 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "router.h"
+#include "same_requests.h"
+#include "serving_stack.h"
+
 namespace tempo {
 namespace {
 
@@ -37,6 +43,7 @@ ReplayRequest request(uint64_t id, TimeNs arrival, uint64_t first_key, int chunk
   r.prompt_tokens = 10 * static_cast<uint64_t>(chunks) + 5;
   for (int i = 0; i < chunks; ++i) r.prefix_chunks.push_back({first_key + i, 100});
   r.output_tokens = out;
+  r.first_chunk = first_key;
   return r;
 }
 
@@ -190,6 +197,203 @@ TEST(ServingEngine, OverLongRequestsAreRejectedAndCounted) {
 
 TEST(ServingEngine, UnknownPolicyIsAnError) {
   EXPECT_THROW(run(one_request(), "sometimes"), std::invalid_argument);
+}
+
+// Requests with the given first-chunk keys (0: a prompt shorter than a chunk).
+ReplayWorkload firsts(std::initializer_list<ObjectKey> keys) {
+  ReplayWorkload w;
+  for (ObjectKey k : keys) {
+    ReplayRequest r;
+    r.first_chunk = k;
+    w.requests.push_back(r);
+  }
+  return w;
+}
+
+TEST(Router, RoundRobinInArrivalOrder) {
+  const ReplayWorkload w = firsts({1, 1, 2, 0, 1});
+  EXPECT_EQ(route(w, 2, Router::kRoundRobin), (std::vector<uint32_t>{0, 1, 0, 1, 0}));
+  EXPECT_EQ(route(w, 3, Router::kRoundRobin), (std::vector<uint32_t>{0, 1, 2, 0, 1}));
+  EXPECT_EQ(route(w, 1, Router::kRoundRobin), (std::vector<uint32_t>{0, 0, 0, 0, 0}));
+}
+
+TEST(Router, PrefixAffinityHashesTheFirstChunk) {
+  // splitmix64's finalizer of keys 1, 2, 3: 6238072747940578789, 15839785061582574730,
+  // 2185194620014831856; mod 2: 1, 0, 0; mod 3: 1, 1, 2. Prompts without a chunk (0)
+  // go round robin among themselves.
+  const ReplayWorkload w = firsts({1, 2, 3, 1, 0, 0, 2, 0});
+  EXPECT_EQ(route(w, 2, Router::kPrefixAffinity), (std::vector<uint32_t>{1, 0, 0, 1, 0, 1, 0, 0}));
+  EXPECT_EQ(route(w, 3, Router::kPrefixAffinity), (std::vector<uint32_t>{1, 1, 2, 1, 0, 1, 1, 2}));
+}
+
+TEST(Router, NamesAndInvalidCounts) {
+  EXPECT_EQ(parse_router("round-robin"), Router::kRoundRobin);
+  EXPECT_EQ(parse_router("prefix-affinity"), Router::kPrefixAffinity);
+  EXPECT_EQ(parse_router("random"), std::nullopt);
+  EXPECT_EQ(parse_router(""), std::nullopt);
+  EXPECT_STREQ(router_name(Router::kPrefixAffinity), "prefix-affinity");
+  EXPECT_THROW(route(firsts({1}), 0, Router::kRoundRobin), std::invalid_argument);
+}
+
+Deployment deploy(uint32_t hosts, uint32_t engines, Router router = Router::kRoundRobin) {
+  Deployment d;
+  d.hosts = hosts;
+  d.engines_per_host = engines;
+  d.router = router;
+  return d;
+}
+
+RunResult run_on(const ReplayWorkload& w, const char* policy, Deployment d,
+                 SimStackConfig s = stack()) {
+  FixedCosts costs;
+  return run_serving(w, s, EngineConfig{policy, 1, 128}, costs, {}, d);
+}
+
+TEST(Engines, TwoEnginesServeSideBySideOnOneDevice) {
+  // Two requests at 0 with different 500 B prefixes, one slot per engine, demand.
+  ReplayWorkload w;
+  w.requests.push_back(request(1, 0, 1, 5, 1));
+  w.requests.push_back(request(2, 0, 11, 5, 1));
+  for (ObjectKey k : {1, 2, 3, 4, 5, 11, 12, 13, 14, 15}) w.preloaded.push_back({k, 100});
+  // One engine: A stages alone (0.5 s), retrieves (0.5 s), prefills (5 ms): 1.005 s; B is
+  // admitted then and takes the same 1.005 s: 2.010 s.
+  const RunResult one = run_on(w, "demand", Deployment{});
+  EXPECT_EQ(one.requests[0].timing.first_token, 1005 * kNsPerMs);
+  EXPECT_EQ(one.requests[1].timing.first_token, 2010 * kNsPerMs);
+  EXPECT_TRUE(one.engines.empty());
+  // Two engines, round robin: both admitted at 0 and both stage on the one device, FIFO in
+  // its 2 slots at 500 B/s each: objects 1-2 at 0.2 s, 3-4 at 0.4, 5 and 11 at 0.6 (A
+  // ready), 12-13 at 0.8, 14-15 at 1.0 (B ready). Each engine retrieves on its own GPU.
+  const RunResult two = run_on(w, "demand", deploy(1, 2, Router::kRoundRobin));
+  EXPECT_EQ(two.requests[0].engine, 0u);
+  EXPECT_EQ(two.requests[1].engine, 1u);
+  EXPECT_EQ(two.requests[0].claim.ready, 600 * kNsPerMs);
+  EXPECT_EQ(two.requests[1].claim.ready, 1000 * kNsPerMs);
+  EXPECT_EQ(two.requests[0].timing.first_token, 1105 * kNsPerMs);
+  EXPECT_EQ(two.requests[1].timing.first_token, 1505 * kNsPerMs);
+  ASSERT_EQ(two.engines.size(), 2u);
+  EXPECT_DOUBLE_EQ(two.engines[0].p95_ttft_s, 1.105);
+  EXPECT_DOUBLE_EQ(two.engines[1].p95_ttft_s, 1.505);
+  // One ledger: A's 500 B from 0 to 1.1 s, B's from 0 to 1.5 s.
+  EXPECT_DOUBLE_EQ(two.ledger_byte_seconds, 500.0 * 1.1 + 500.0 * 1.5);
+}
+
+TEST(Engines, PrefixAffinityKeepsASharedPrefixOnOneEngine) {
+  // A and B share the prefix 1-5 (first chunk 1: engine 1 of 2), C starts with chunk 12
+  // (engine 0). Round robin would put A and C on engine 0.
+  ReplayWorkload w;
+  w.requests.push_back(request(1, 0, 1, 5, 1));
+  w.requests.push_back(request(2, 0, 1, 5, 1));
+  w.requests.push_back(request(3, 0, 12, 5, 1));
+  for (ObjectKey k : {1, 2, 3, 4, 5, 12, 13, 14, 15, 16}) w.preloaded.push_back({k, 100});
+  const RunResult r = run_on(w, "demand", deploy(1, 2, Router::kPrefixAffinity));
+  EXPECT_EQ(r.requests[0].engine, 1u);
+  EXPECT_EQ(r.requests[1].engine, 1u);
+  EXPECT_EQ(r.requests[2].engine, 0u);
+  // A and C stage at 0 (A ready 0.6 s, C 1.0 s, as above). A: 1.105 s. B is admitted when
+  // A finishes (1.105 s) and finds 1-5 resident: retrieval and prefill, 1.610 s. C: 1.505 s.
+  EXPECT_EQ(r.requests[0].timing.first_token, 1105 * kNsPerMs);
+  EXPECT_EQ(r.requests[1].admitted, 1105 * kNsPerMs);
+  EXPECT_EQ(r.requests[1].timing.first_token, 1610 * kNsPerMs);
+  EXPECT_EQ(r.requests[2].timing.first_token, 1505 * kNsPerMs);
+  EXPECT_EQ(r.staged_bytes, 1000u);  // the shared prefix once
+}
+
+// Requests that all start with chunk 1 and then diverge: keys 1, 100i+1 .. 100i+c-1.
+ReplayWorkload one_prefix(uint64_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> chunks(2, 6), out(1, 4), gap(0, 300);
+  ReplayWorkload w;
+  w.preloaded.push_back({1, 100});
+  TimeNs t = 0;
+  for (int i = 0; i < n; ++i) {
+    t += gap(rng) * kNsPerMs;
+    ReplayRequest r = request(static_cast<uint64_t>(i), t, 1, 1, static_cast<uint32_t>(out(rng)));
+    const int c = chunks(rng);
+    for (int k = 1; k < c; ++k) {
+      const ObjectKey key = 100 * static_cast<ObjectKey>(i + 1) + static_cast<ObjectKey>(k);
+      r.prefix_chunks.push_back({key, 100});
+      w.preloaded.push_back({key, 100});
+    }
+    r.prompt_tokens = 10 * static_cast<uint64_t>(c) + 5;
+    w.requests.push_back(r);
+  }
+  return w;
+}
+
+TEST(Engines, OneBusyEngineAmongIdleOnesServesAsOneEngineAlone) {
+  // Every request starts with chunk 1, so prefix-affinity sends all of them to engine
+  // splitmix64(1) mod 3 = 1; engines 0 and 2 stay idle. The controller then sees engine 1's
+  // queue at places 1, 4, 7, ... and queue-K counts 3K places: every policy must decide
+  // exactly as with that engine alone.
+  const ReplayWorkload w = one_prefix(7, 12);
+  for (const char* policy :
+       {"demand", "immediate", "queue-1", "queue-4", "tempo-static", "tempo", "tempo-risk"}) {
+    SCOPED_TRACE(policy);
+    const RunResult one = run_on(w, policy, Deployment{});
+    const RunResult three = run_on(w, policy, deploy(1, 3, Router::kPrefixAffinity));
+    expect_same_requests(one, three, true);
+    for (const RequestRecord& q : three.requests) EXPECT_EQ(q.engine, 1u);
+    EXPECT_EQ(one.ledger_byte_seconds, three.ledger_byte_seconds);
+    EXPECT_EQ(one.capacity_deferrals, three.capacity_deferrals);
+    ASSERT_EQ(three.engines.size(), 3u);
+    EXPECT_EQ(three.engines[0].completed, 0u);
+    EXPECT_EQ(three.engines[1].completed, 12u);
+  }
+}
+
+TEST(Engines, SharedBudgetIsNeverExceeded) {
+  // Four engines over one stack with a 1,000 B budget (claims of 100-800 B from 8 shared
+  // documents): the ledger is checked every millisecond of the run.
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (const char* policy : {"immediate", "queue-4", "tempo", "tempo-risk"}) {
+      SCOPED_TRACE(std::string(policy) + " seed " + std::to_string(seed));
+      std::mt19937_64 rng(seed);
+      std::uniform_int_distribution<int> doc(0, 7), chunks(1, 8), gap(0, 100);
+      ReplayWorkload w;
+      for (ObjectKey k = 0; k < 80; ++k) w.preloaded.push_back({k + 1, 100});
+      TimeNs t = 0;
+      for (int i = 0; i < 40; ++i) {
+        t += gap(rng) * kNsPerMs;
+        w.requests.push_back(request(static_cast<uint64_t>(i), t,
+                                     10 * static_cast<ObjectKey>(doc(rng)) + 1, chunks(rng), 2));
+      }
+      SimStackConfig s = stack();
+      s.provider.budget_bytes = 1000;
+      s.controller.policy = *parse_policy(policy);
+      s.controller = for_engines(s.controller, 4);
+      VirtualDriver driver;
+      SimServingStack st(driver, s);
+      uint64_t peak = 0;
+      std::function<void()> check = [&] {
+        const uint64_t ledger = st.stack().stats().provider.ledger_bytes;
+        peak = std::max(peak, ledger);
+        EXPECT_LE(ledger, 1000u) << "at " << driver.now();
+        if (driver.now() < 60 * kNsPerSec) driver.schedule_after(kNsPerMs, check);
+      };
+      driver.schedule_after(0, check);
+      FixedCosts costs;
+      const RunResult r = run_serving(w, st, EngineConfig{policy, 2, 128}, costs,
+                                      deploy(1, 4, Router::kRoundRobin));
+      EXPECT_EQ(r.summary.completed, 40u);
+      EXPECT_GT(peak, 500u);  // the budget was pressed, not idle
+      EXPECT_GT(r.requests.back().timing.finish, 0);
+      EXPECT_LT(r.requests.back().timing.finish, 60 * kNsPerSec);
+    }
+  }
+}
+
+TEST(Engines, InvalidDeploymentsAreErrors) {
+  const ReplayWorkload w = one_request();
+  EXPECT_THROW(run_on(w, "tempo", deploy(0, 1)), std::invalid_argument);
+  EXPECT_THROW(run_on(w, "tempo", deploy(1, 0)), std::invalid_argument);
+  EXPECT_THROW(run_on(w, "tempo", deploy(1, kMaxDeploymentSize + 1)), std::invalid_argument);
+  VirtualDriver driver;
+  SimServingStack st(driver, stack());
+  FixedCosts costs;
+  // One given stack is one host.
+  EXPECT_THROW(run_serving(w, st, EngineConfig{"tempo", 1, 128}, costs, deploy(2, 1)),
+               std::invalid_argument);
 }
 
 }  // namespace
