@@ -396,5 +396,129 @@ TEST(Engines, InvalidDeploymentsAreErrors) {
                std::invalid_argument);
 }
 
+// The pool's model: 1 ms per request, 1000 B/s.
+ClusterModel pool_model() {
+  ClusterModel m;
+  m.enabled = true;
+  m.rate_bps = 1000.0;
+  m.latency = kNsPerMs;
+  return m;
+}
+
+TEST(ClusterPool, ReadsPayTheLatencyThenShareTheLink) {
+  VirtualDriver driver;
+  PoolLink link(driver, pool_model());
+  TimeNs a = -1, b = -1, c = -1;
+  link.read(100, [&] { a = driver.now(); });
+  link.read(300, [&] { b = driver.now(); });
+  driver.run_all();
+  // Both move from 1 ms at 500 B/s each: 100 B by 201 ms; then 200 B alone at 1000 B/s.
+  EXPECT_EQ(a, 201 * kNsPerMs);
+  EXPECT_EQ(b, 401 * kNsPerMs);
+  link.read(100, [&] { c = driver.now(); });  // alone: 1 ms + 100 ms
+  driver.run_all();
+  EXPECT_EQ(c, 502 * kNsPerMs);
+}
+
+TEST(ClusterPool, APutIsVisibleOnceWrittenThrough) {
+  VirtualDriver driver;
+  ClusterPool pool(driver, pool_model());
+  pool.preload({7, 50});
+  EXPECT_EQ(pool.size(7), 50);
+  pool.write_through({1, 100});
+  pool.write_through({1, 100});  // the same object again: one write
+  pool.write_through({7, 50});   // already there: none
+  ASSERT_EQ(driver.advance(100 * kNsPerMs), 0);
+  EXPECT_EQ(pool.size(1), -ENOENT);  // 1 ms + 100 B at 1000 B/s: 101 ms
+  ASSERT_EQ(driver.advance(kNsPerMs), 0);
+  EXPECT_EQ(pool.size(1), 100);
+  EXPECT_EQ(pool.written_bytes(), 100u);
+}
+
+// A computes chunks 1-5 on host 0 (no hit: 55 tokens of prefill, first token at 55 ms) and
+// saves them; B reuses them on host 1, arriving at `b_at`.
+ReplayWorkload across_hosts(TimeNs b_at) {
+  ReplayWorkload w;
+  ReplayRequest a = request(0, 0, 1, 5, 1);
+  a.chunks = a.prefix_chunks;
+  a.prefix_chunks.clear();  // nothing reusable yet at its arrival
+  ReplayRequest b = request(1, b_at, 1, 5, 1);
+  b.chunks = b.prefix_chunks;
+  w.requests = {a, b};
+  w.preloaded = b.chunks;  // what later requests reuse
+  w.computed_in_run = true;
+  return w;
+}
+
+TEST(Hosts, WithoutAPoolAnotherHostsKvIsAMiss) {
+  const RunResult r = run_on(across_hosts(200 * kNsPerMs), "demand", deploy(2, 1));
+  const RequestRecord &a = r.requests[0], &b = r.requests[1];
+  EXPECT_EQ(a.host, 0u);
+  EXPECT_EQ(b.host, 1u);
+  EXPECT_EQ(a.timing.first_token, 55 * kNsPerMs);
+  // B recomputes the 55 tokens: first token 55 ms after its arrival.
+  EXPECT_EQ(b.cached_tokens, 0u);
+  EXPECT_EQ(b.timing.first_token, 255 * kNsPerMs);
+  EXPECT_EQ(r.reusable_bytes, 500u);
+  EXPECT_EQ(r.hit_bytes, 0u);
+  EXPECT_EQ(r.pool_read_bytes, 0u);
+}
+
+TEST(Hosts, APoolHitStagesThroughTheLocalStore) {
+  Deployment d = deploy(2, 1);
+  d.cluster = pool_model();
+  const RunResult r = run_on(across_hosts(200 * kNsPerMs), "demand", d);
+  const RequestRecord& b = r.requests[1];
+  // A saved 1-5 at 55 ms; each is in the pool 1 ms + 100 ms later. B (200 ms) hits all five
+  // in the pool and commits at admission: five pool reads side by side, 1 ms then 500 B at
+  // 1000 B/s (701 ms), then local staging in 2 slots at 500 B/s each: 1-2 at 901 ms, 3-4 at
+  // 1101, 5 alone at 1201 ms. Retrieval 500 ms, prefill 5 ms: first token at 1.706 s.
+  EXPECT_EQ(b.cached_tokens, 50u);
+  EXPECT_EQ(b.kv_bytes, 500u);
+  EXPECT_EQ(b.pool_bytes, 500u);
+  EXPECT_EQ(b.path, RetrievalPath::kStaged);
+  EXPECT_EQ(b.claim.committed, 200 * kNsPerMs);
+  EXPECT_EQ(b.claim.ready, 1201 * kNsPerMs);
+  EXPECT_EQ(b.timing.first_token, 1706 * kNsPerMs);
+  EXPECT_EQ(r.pool_hit_bytes, 500u);
+  EXPECT_EQ(r.pool_read_bytes, 500u);
+  EXPECT_EQ(r.pool_written_bytes, 500u);
+  // Arriving at 150 ms, before the write-through ended (156 ms), B misses.
+  const RunResult early = run_on(across_hosts(150 * kNsPerMs), "demand", d);
+  EXPECT_EQ(early.requests[1].cached_tokens, 0u);
+  EXPECT_EQ(early.requests[1].timing.first_token, 205 * kNsPerMs);
+}
+
+TEST(Hosts, TheOrdinaryPathFetchesFromThePoolFirst) {
+  Deployment d = deploy(2, 1);
+  d.cluster = pool_model();
+  SimStackConfig s = stack();
+  s.provider.budget_bytes = 400;  // B's 500 B claim is never protected
+  const RunResult r = run_on(across_hosts(200 * kNsPerMs), "tempo", d, s);
+  const RequestRecord& b = r.requests[1];
+  // Pool reads until 701 ms, then the demand read of 500 B at 100 B/s (5 s), retrieval
+  // (0.5 s) and prefill: 6.206 s.
+  EXPECT_EQ(b.path, RetrievalPath::kOrdinary);
+  EXPECT_EQ(b.kv_available, 5701 * kNsPerMs);
+  EXPECT_EQ(b.timing.first_token, 6206 * kNsPerMs);
+}
+
+TEST(Hosts, ClusterOptionsAreChecked) {
+  Deployment d = deploy(2, 1);
+  d.cluster = pool_model();
+  d.cluster.rate_bps = 0;
+  EXPECT_THROW(run_on(one_request(), "tempo", d), std::invalid_argument);
+  d.cluster = pool_model();
+  d.cluster.latency = -1;
+  EXPECT_THROW(run_on(one_request(), "tempo", d), std::invalid_argument);
+  VirtualDriver driver;
+  SimServingStack st(driver, stack());
+  FixedCosts costs;
+  d.hosts = 1;
+  d.cluster = pool_model();  // a given stack has no pool below it
+  EXPECT_THROW(run_serving(one_request(), st, EngineConfig{"tempo", 1, 128}, costs, d),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace tempo
