@@ -127,6 +127,8 @@ static_assert(sizeof(tempo_claim_info) > TEMPO_CLAIM_INFO_SIZE_0_1);
 
 tempo::Context* tempo_capi_context(tempo_ctx* ctx) { return ctx ? ctx->context.get() : nullptr; }
 
+tempo::DaemonClient* tempo_capi_client(tempo_ctx* ctx) { return ctx ? ctx->client.get() : nullptr; }
+
 extern "C" {
 
 TEMPO_EXPORT const char* tempo_version(void) { return TEMPO_LIBRARY_VERSION; }
