@@ -1,7 +1,8 @@
 """Two tempod hosts over the local Ceph cluster (`make test-cluster`), engines through the C ABI
 in client mode: host B stages from the pool what host A saved; one OSD stopped while claims
-stage; the whole pool stopped and back, tempod not restarted. Timings are printed, not
-asserted beyond "bounded" (Documentation/cluster.md has them)."""
+stage; the whole pool stopped and back, tempod not restarted (op timeout 3 s there, 30 s
+elsewhere). Timings are printed, not asserted beyond "bounded" (Documentation/cluster.md
+has them)."""
 
 import errno
 import os
@@ -42,7 +43,9 @@ def timing(what: str) -> None:
 @unittest.skipUnless(have_cluster(), "no test cluster (CEPH_CONF, TEMPO_CEPH_POOL unset): run `make test-cluster`")
 class TwoHostsOnePool(unittest.TestCase):
     def hosts(self, **options: object) -> TwoHosts:
-        hosts = TwoHosts(self._testMethodName, op_timeout_s=OP_TIMEOUT_S, **options)
+        # Where the pool's bound is not what is tested, a loaded machine must not reach it.
+        options.setdefault("op_timeout_s", 30)
+        hosts = TwoHosts(self._testMethodName, **options)
         self.addCleanup(lambda: self.assertEqual(hosts.close(), [0, 0]))
         return hosts
 
@@ -79,8 +82,8 @@ class TwoHostsOnePool(unittest.TestCase):
             self.assertEqual(e.exception.errno, errno.ENOENT)
 
     def test_one_osd_stopped_while_claims_stage(self):
-        hosts = self.hosts(fast_tier="128MiB", budget="112MiB")
-        claims = [[(100 + 4 * c + i, MiB) for i in range(4)] for c in range(24)]
+        hosts = self.hosts(fast_tier="192MiB", budget="176MiB")
+        claims = [[(100 + 4 * c + i, MiB) for i in range(4)] for c in range(32)]
         with hosts.a.engine("engine-a") as a:
             for objects in claims:
                 save(a, objects)
@@ -88,34 +91,35 @@ class TwoHostsOnePool(unittest.TestCase):
         with hosts.b.engine("engine-b") as b:
             self.addCleanup(lambda: script("wait-active"))
             self.addCleanup(script, "start-osd", "1")
-
-            def ask(batch):
-                ids = [b.report(objects, 0) for objects in batch]
-                for cid in ids:
-                    b.request_retrieval(cid)
-                return ids
-
-            # Half the claims are staging when the OSD stops, the other half start after.
-            half = len(claims) // 2
-            ids = ask(claims[:half])
             run = os.path.join(os.path.dirname(os.environ["CEPH_CONF"]), "run")
             with open(os.path.join(run, "osd.1.pid")) as f:
                 osd = int(f.read())
-            os.kill(osd, signal.SIGTERM)  # once: a second SIGTERM cuts memstore's save short
-            ready_at_stop = sum(b.query(cid).state == ClaimState.STAGE_READY for cid in ids)
-            gone = time.monotonic() + 60
-            while process_runs(osd):
-                self.assertLess(time.monotonic(), gone, "osd.1 did not exit")
-                time.sleep(0.05)
+
+            def ask(objects):
+                cid = b.report(objects, 0)
+                b.request_retrieval(cid)
+                return cid
+
+            # A stream of claims: 4 asked for before the OSD is told to stop (SIGTERM, once: a
+            # second cuts memstore's save short), 20 while it stops, 8 once it is gone.
+            ids = [ask(objects) for objects in claims[:4]]
+            os.kill(osd, signal.SIGTERM)
             t = time.monotonic()
-            ids += ask(claims[half:])
+            ids += [ask(objects) for objects in claims[4:24]]
+            stopping = process_runs(osd)
+            while process_runs(osd):
+                self.assertLess(time.monotonic() - t, 60, "osd.1 did not exit")
+                time.sleep(0.05)
+            gone_s = time.monotonic() - t
+            ids += [ask(objects) for objects in claims[24:]]
             for cid, objects in zip(ids, claims):
                 self.assertEqual(b.wait_ready(cid, 60 * 10**9), Retrieval.READY)
                 self.assertEqual(read(b, cid), expected(objects))
-            timing(f"one OSD of three stopped while {half} claims of 4 MiB staged "
-                   f"({ready_at_stop} ready at the SIGTERM); {len(claims) - half} more "
-                   f"claims reported then: all {len(claims)} ready from the replicas "
-                   f"{time.monotonic() - t:.2f} s later, bytes checked")
+            timing(f"one OSD of three stopped (SIGTERM; its process gone {gone_s:.2f} s later) "
+                   f"in a stream of {len(claims)} claims of 4 x 1 MiB: 4 asked for before, 20 "
+                   f"while it stopped (still running after them: {stopping}), 8 after: all "
+                   f"ready from the replicas {time.monotonic() - t:.2f} s after the SIGTERM, "
+                   "bytes checked")
             s = settle(b)
             self.assertEqual(s["claims_released"], len(claims))
             self.assertEqual(s["ledger_bytes"], 0)
@@ -123,7 +127,7 @@ class TwoHostsOnePool(unittest.TestCase):
 
     def test_whole_pool_stopped_and_back_without_restarting_tempod(self):
         # 16 MiB fast tier: the big claim evicts every object of the first.
-        hosts = self.hosts(fast_tier="16MiB", budget="16128KiB")
+        hosts = self.hosts(fast_tier="16MiB", budget="16128KiB", op_timeout_s=OP_TIMEOUT_S)
         first = [(200 + i, MiB) for i in range(3)]
         big = [(210, 15 * MiB + MiB // 2)]
         unseen = [(220, MiB)]
@@ -179,22 +183,26 @@ class TwoHostsOnePool(unittest.TestCase):
 
             t = time.monotonic()
             script("start-osds")
-            # The same tempod, not restarted: claims stage from the pool again once it serves.
-            while True:
-                cid, outcome = stage(b, first)
-                if outcome == Retrieval.READY:
-                    break
-                self.assertLess(time.monotonic() - t, 120, "the pool did not come back")
-            back_s = time.monotonic() - t
-            self.assertEqual(read(b, cid), expected(first))
-            cid, outcome = stage(b, unseen)
-            self.assertEqual(outcome, Retrieval.READY)
-            self.assertEqual(read(b, cid), expected(unseen))
+            # The same tempod, not restarted: claims stage from the pool again once it serves
+            # (each placement group once it has peered: a try before fails as above).
+            back_s = []
+            for objects in (first, unseen):
+                while True:
+                    try:
+                        cid, outcome = stage(b, objects)
+                    except TempoError as e:
+                        self.assertEqual(e.errno, errno.ETIMEDOUT)
+                        outcome = None
+                    if outcome == Retrieval.READY:
+                        break
+                    self.assertLess(time.monotonic() - t, 120, "the pool did not come back")
+                back_s.append(time.monotonic() - t)
+                self.assertEqual(read(b, cid), expected(objects))
             s = settle(b)
             self.assertEqual(s["ledger_bytes"], 0)
             self.assertEqual(s["pinned_bytes"], 0)
-            timing(f"OSDs started again: host b stages from the pool {back_s:.2f} s later, "
-                   "without a restart")
+            timing(f"OSDs started again: host b stages from the pool {back_s[0]:.2f} s later "
+                   f"(the unseen object {back_s[1]:.2f} s), without a restart")
 
 
 if __name__ == "__main__":
