@@ -6,9 +6,9 @@
 //
 // Input: a first byte (bit 0: begin with a valid HELLO, bits 1-2: its features), then
 // records [kind u8][length u16 le][length bytes], each one packet:
-//   kind bits 0-2, the descriptors sent with it (SCM_RIGHTS): none, a memfd holding
-//     kPutBytes, a pipe, /dev/null, a directory, two memfds, a memfd
-//     cut to 0 bytes right after sending, an eventfd;
+//   kind bits 0-2, the descriptors sent with it (SCM_RIGHTS): none, a sealed memfd of
+//     kPutBytes, a pipe, /dev/null, a directory, two sealed memfds, an unsealed memfd cut
+//     to 0 bytes right after sending (it killed the daemon with SIGBUS), an eventfd;
 //   bit 3, fixed up: the header made valid (version, len, zero status and reserved, op
 //     modulo the known ones), claim ids replaced by the last one reported, waits bounded
 //     to 1 ms, store keys to 64 (so the store stays small);
@@ -23,7 +23,6 @@
 // does. Once the connection is closed the daemon holds no connection, no live claim, no
 // protected byte and no descriptor more than before it (every descriptor a client sent is
 // closed).
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -35,6 +34,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,15 +62,18 @@ struct Daemon {
   std::string socket;
   std::unique_ptr<tempo::Context> ctx;
   std::unique_ptr<tempo::Server> server;
-  size_t fds = 0;  // descriptors open with no client connected
+  std::string fds;  // descriptors open with no client connected
 };
 
-size_t open_fds() {
-  size_t n = 0;
-  DIR* d = opendir("/proc/self/fd");
-  while (readdir(d) != nullptr) ++n;
-  closedir(d);
-  return n;
+// What this process's descriptors are ("3 -> socket:[123]"), one a line.
+std::string open_fds() {
+  std::string out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(e.path(), ec);
+    out += e.path().filename().string() + " -> " + target.string() + "\n";
+  }
+  return out;
 }
 
 Daemon* daemon_ptr = nullptr;
@@ -119,10 +122,13 @@ struct Input {
   }
 };
 
-int make_memfd(size_t bytes) {
-  const int fd = memfd_create("fuzz-put", MFD_CLOEXEC);
+// A memfd of `bytes`, sealed against shrinking (as tempod takes them) or not.
+int make_memfd(size_t bytes, bool sealed) {
+  const int fd = memfd_create("fuzz-put", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   const std::vector<char> data(bytes, 'x');
-  if (fd < 0 || write(fd, data.data(), bytes) != ssize_t(bytes)) __builtin_trap();
+  if (fd < 0 || write(fd, data.data(), bytes) != ssize_t(bytes) ||
+      (sealed && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0))
+    __builtin_trap();
   return fd;
 }
 
@@ -130,8 +136,9 @@ int make_memfd(size_t bytes) {
 std::vector<int> make_fds(unsigned kind) {
   switch (kind & 7u) {
     case 1:
+      return {make_memfd(kPutBytes, true)};
     case 6:
-      return {make_memfd(kPutBytes)};
+      return {make_memfd(kPutBytes, false)};
     case 2: {
       int p[2];
       if (pipe2(p, O_CLOEXEC) != 0) __builtin_trap();
@@ -143,7 +150,7 @@ std::vector<int> make_fds(unsigned kind) {
     case 4:
       return {open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     case 5:
-      return {make_memfd(kPutBytes), make_memfd(64)};
+      return {make_memfd(kPutBytes, true), make_memfd(64, true)};
     case 7:
       return {eventfd(0, EFD_CLOEXEC)};
     default:
@@ -265,12 +272,16 @@ bool answered_later(uint16_t op) {
   return op == TEMPOD_OP_WAIT_READY || op == TEMPOD_OP_ORDINARY_READ || op == TEMPOD_OP_STORE_PUT;
 }
 
-// Waits (up to the patience) until `done`; traps if it never is.
-template <typename F>
-void eventually(F done) {
+// Waits (up to the patience) until `done`; else says why (`report`) and traps.
+template <typename F, typename R = void (*)()>
+void eventually(
+    F done, R report = [] {}) {
   const auto until = Clock::now() + kPatience;
   while (!done()) {
-    if (Clock::now() > until) __builtin_trap();
+    if (Clock::now() > until) {
+      report();
+      __builtin_trap();
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
@@ -341,6 +352,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
              st.device_stats.pinned_bytes == 0;
     });
   });
-  eventually([&] { return open_fds() == d.fds; });
+  eventually([&] { return open_fds() == d.fds; },
+             [&] {
+               std::fprintf(stderr, "descriptors before:\n%safter:\n%s", d.fds.c_str(),
+                            open_fds().c_str());
+             });
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -446,7 +447,10 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       if (len != sizeof(p)) return fail(-EINVAL);
       std::memcpy(&p, msg, sizeof(p));
       if (fd < 0) return fail(-EBADF);
-      if (p.bytes == 0) return fail(-EINVAL);
+      // The put maps the file: one its sender could still shrink would fault (SIGBUS) on
+      // the pages cut off, and kill the daemon. Only files sealed against that are taken.
+      const int seals = fcntl(fd, F_GET_SEALS);
+      if (p.bytes == 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0) return fail(-EINVAL);
       {
         std::lock_guard lock(mu_);
         puts_.push_back(Put{c.id, seq, p.key, p.bytes, fd});
