@@ -7,10 +7,8 @@
 // would; tests/fuzz/fuzz_tempod.cc fuzzes the same decoder.
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -22,13 +20,13 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "client/tempod_proto.h"
+#include "tempod_process.h"
 
 namespace {
 
@@ -184,40 +182,25 @@ class Conn {
 class TempodHostileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/tempod-hostile-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    socket_ = dir_ + "/tempod.sock";
-    std::ofstream(dir_ + "/tempod.conf")
-        << "device = uring\nfast_tier_bytes = 64MiB\nbudget_bytes = 8MiB\npolicy = tempo\n"
-        << "daemon.socket = " << socket_ << "\n[uring]\nstore_path = " << dir_
-        << "/store\nhuge_pages = false\nprefault = false\n";
-    daemon_ = fork();
-    ASSERT_GE(daemon_, 0);
-    if (daemon_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const std::string conf = dir_ + "/tempod.conf";
-      execl(TEMPOD_PATH, "tempod", "--config", conf.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    files_ = tempo::test::make_tempod_dir("tempod-hostile");
+    ASSERT_FALSE(files_.dir.empty());
+    daemon_ = tempo::test::spawn_tempod(TEMPOD_PATH, files_.dir);
+    ASSERT_GT(daemon_, 0);
     const auto until = Clock::now() + kPatience;
     while (Clock::now() < until) {
-      Conn c(socket_);
+      Conn c(files_.socket);
       if (c.ok() && c.hello() == 0) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     // A client connected all along, served between the hostile ones.
-    bystander_ = std::make_unique<Conn>(socket_);
-    ASSERT_EQ(bystander_->hello(), 0) << "tempod did not start serving " << socket_;
+    bystander_ = std::make_unique<Conn>(files_.socket);
+    ASSERT_EQ(bystander_->hello(), 0) << "tempod did not start serving " << files_.socket;
     baseline_fds_ = daemon_fds();
   }
   void TearDown() override {
     bystander_.reset();
-    kill(daemon_, SIGTERM);
-    int status = 0;
-    waitpid(daemon_, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "tempod status " << status;
-    fs::remove_all(dir_);
+    tempo::test::stop_tempod(&daemon_);
+    fs::remove_all(files_.dir);
   }
 
   size_t daemon_fds() const {
@@ -246,7 +229,7 @@ class TempodHostileTest : public ::testing::Test {
     EXPECT_EQ(s.ledger_bytes, 0u);
   }
 
-  std::string dir_, socket_;
+  tempo::test::TempodFiles files_;
   pid_t daemon_ = -1;
   std::unique_ptr<Conn> bystander_;
   size_t baseline_fds_ = 0;
@@ -261,7 +244,7 @@ TEST_F(TempodHostileTest, GarbageIsRefusedAndClosesOnlyItsConnection) {
   const int memfd = make_memfd(4096, true);
   for (size_t len = 0; len < sizeof(tempod_hdr); ++len) {
     for (bool with_fd : {false, true}) {
-      Conn c(socket_);
+      Conn c(files_.socket);
       std::vector<char> junk(len);
       for (char& b : junk) b = static_cast<char>(rng());
       ASSERT_TRUE(c.send(junk, with_fd ? std::vector<int>{memfd} : std::vector<int>{})) << len;
@@ -270,7 +253,7 @@ TEST_F(TempodHostileTest, GarbageIsRefusedAndClosesOnlyItsConnection) {
   }
   close(memfd);
   for (bool after_hello : {false, true}) {
-    Conn c(socket_);
+    Conn c(files_.socket);
     if (after_hello) ASSERT_EQ(c.hello(), 0);
     for (int i = 0; i < 200; ++i) {
       std::vector<char> junk(sizeof(tempod_hdr) + rng() % 200);
@@ -288,7 +271,7 @@ TEST_F(TempodHostileTest, GarbageIsRefusedAndClosesOnlyItsConnection) {
 // Each message one byte short (its header's len saying so, or the packet's) is -EINVAL, as
 // is a header whose len is not the packet's, and one byte too many.
 TEST_F(TempodHostileTest, TruncatedAndOverlongMessagesAreEinval) {
-  Conn c(socket_);
+  Conn c(files_.socket);
   tempod_hello hello{};
   hello.hdr = header(TEMPOD_OP_HELLO, sizeof(hello) - 1, 1);
   std::vector<char> m = bytes_of(hello);
@@ -342,7 +325,7 @@ TEST_F(TempodHostileTest, TruncatedAndOverlongMessagesAreEinval) {
 
 // Versions other than 1 are -EPROTONOSUPPORT on every op; nonzero status or reserved -EINVAL.
 TEST_F(TempodHostileTest, WrongVersionStatusOrReservedIsRefused) {
-  Conn c(socket_);
+  Conn c(files_.socket);
   ASSERT_EQ(c.hello(), 0);
   for (int version : {0, 2, 0xffff}) {
     tempod_hdr h = header(TEMPOD_OP_STATS, sizeof(tempod_hdr), 20);
@@ -364,7 +347,7 @@ TEST_F(TempodHostileTest, WrongVersionStatusOrReservedIsRefused) {
 // a REPORT of exactly the maximum is served.
 TEST_F(TempodHostileTest, AnOversizedPacketClosesItsConnection) {
   {
-    Conn c(socket_);
+    Conn c(files_.socket);
     ASSERT_EQ(c.hello(), 0);
     std::vector<char> big(TEMPOD_MAX_MESSAGE + 1);
     const tempod_hdr h = header(TEMPOD_OP_STATS, big.size(), 30);
@@ -372,7 +355,7 @@ TEST_F(TempodHostileTest, AnOversizedPacketClosesItsConnection) {
     ASSERT_TRUE(c.send(big));
     EXPECT_TRUE(c.closed_by_daemon());
   }
-  Conn c(socket_);
+  Conn c(files_.socket);
   ASSERT_EQ(c.hello(), 0);
   const uint32_t n = TEMPOD_MAX_OBJECTS;
   tempod_report r{header(TEMPOD_OP_REPORT, sizeof(tempod_report) + n * sizeof(tempo_object), 31),
@@ -392,11 +375,11 @@ TEST_F(TempodHostileTest, AnOversizedPacketClosesItsConnection) {
 // with one that is no file of the bytes -EINVAL; descriptors past the first, and more than
 // a message may carry, are closed too.
 TEST_F(TempodHostileTest, DescriptorsOfEveryKindAreClosed) {
-  Conn c(socket_);
+  Conn c(files_.socket);
   ASSERT_EQ(c.hello(), 0);
   int pipe_fds[2];
   ASSERT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
-  const int dir = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir = open(files_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int efd = eventfd(0, EFD_CLOEXEC);
   const int small = make_memfd(16, true);
@@ -433,7 +416,7 @@ TEST_F(TempodHostileTest, DescriptorsOfEveryKindAreClosed) {
 // claims held) leave nothing behind.
 TEST_F(TempodHostileTest, ClientsGoneMidRequestLeaveNothing) {
   for (int round = 0; round < 3; ++round) {
-    Conn c(socket_);
+    Conn c(files_.socket);
     ASSERT_EQ(c.hello(TEMPOD_F_ALL), 0);
     const uint64_t waiting = c.report(200 + round, 4096);
     const uint64_t held = c.report(300 + round, 1 << 20);
@@ -458,7 +441,7 @@ TEST_F(TempodHostileTest, ClientsGoneMidRequestLeaveNothing) {
 // sealed against shrinking is taken now: an unsealed one is -EINVAL at once, a sealed one
 // cannot be cut (EPERM) and its put completes.
 TEST_F(TempodHostileTest, AMemfdShrunkAfterItsPutIsSentDoesNotCrashTheDaemon) {
-  Conn c(socket_);
+  Conn c(files_.socket);
   ASSERT_EQ(c.hello(), 0);
   constexpr uint64_t kBytes = 16 << 20;
   for (uint64_t key = 1; key <= 10; ++key) {
