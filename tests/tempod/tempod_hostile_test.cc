@@ -54,7 +54,9 @@ int make_memfd(size_t bytes, bool sealed) {
   const int fd = memfd_create("hostile-put", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
-  if (sealed) EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+  if (sealed) {
+    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+  }
   return fd;
 }
 
@@ -254,7 +256,9 @@ TEST_F(TempodHostileTest, GarbageIsRefusedAndClosesOnlyItsConnection) {
   close(memfd);
   for (bool after_hello : {false, true}) {
     Conn c(files_.socket);
-    if (after_hello) ASSERT_EQ(c.hello(), 0);
+    if (after_hello) {
+      ASSERT_EQ(c.hello(), 0);
+    }
     for (int i = 0; i < 200; ++i) {
       std::vector<char> junk(sizeof(tempod_hdr) + rng() % 200);
       for (char& b : junk) b = static_cast<char>(rng());
