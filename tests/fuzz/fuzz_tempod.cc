@@ -18,8 +18,8 @@
 // The harness writes each packet's seq (its index) so replies can be matched.
 //
 // Checked: every request of a full header gets exactly one reply (waits, ordinary reads
-// and store puts later, the others before the next request is sent) with the request's op
-// and seq, version 1, a length that matches the packet, a status of 0 or -errno; a packet
+// and the store's operations later, the others before the next request is sent) with the request's
+// op and seq, version 1, a length that matches the packet, a status of 0 or -errno; a packet
 // shorter than a header or longer than the maximum closes the connection; nothing else
 // does. Once the connection is closed the daemon holds no connection, no live claim, no
 // protected byte and no descriptor on a file the client sent one for (every descriptor a
@@ -56,7 +56,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPatience = std::chrono::seconds(10);  // far past any answer's time
-constexpr uint16_t kKnownOps = TEMPOD_OP_NOW + 1;
+constexpr uint16_t kKnownOps = TEMPOD_OP_TIMELINESS + 1;
 constexpr size_t kPutBytes = 4096;  // a memfd's bytes
 
 struct Daemon {
@@ -274,22 +274,28 @@ void fix_up(std::vector<uint8_t>& msg, uint64_t claim) {
   h.status = 0;
   h.reserved = 0;
   std::memcpy(msg.data(), &h, sizeof(h));
-  if (msg.size() == sizeof(tempod_claim_arg) && h.op != TEMPOD_OP_STORE_PUT) {
+  const bool store_op = h.op == TEMPOD_OP_STORE_PUT || h.op == TEMPOD_OP_STORE_DELETE;
+  if (msg.size() == sizeof(tempod_claim_arg) && !store_op) {
     tempod_claim_arg a;
     std::memcpy(&a, msg.data(), sizeof(a));
     a.id = claim;
     if (h.op == TEMPOD_OP_WAIT_READY) a.arg = a.arg < 0 ? a.arg : a.arg % 1'000'000;
     std::memcpy(msg.data(), &a, sizeof(a));
-  } else if (msg.size() == sizeof(tempod_store_put) && h.op == TEMPOD_OP_STORE_PUT) {
-    tempod_store_put p;
+  } else if (msg.size() == sizeof(tempod_store_put) && store_op) {
+    tempod_store_put p;  // a STORE_DELETE's tempod_key: key, then a reserved zero
     std::memcpy(&p, msg.data(), sizeof(p));
     p.key %= 64;
+    if (h.op == TEMPOD_OP_STORE_DELETE) p.bytes = 0;
     std::memcpy(msg.data(), &p, sizeof(p));
   }
 }
 
+// Requests answered after later ones may be: waits, ordinary reads, and the store's
+// operations (they run on the daemon's put thread).
 bool answered_later(uint16_t op) {
-  return op == TEMPOD_OP_WAIT_READY || op == TEMPOD_OP_ORDINARY_READ || op == TEMPOD_OP_STORE_PUT;
+  return op == TEMPOD_OP_WAIT_READY || op == TEMPOD_OP_ORDINARY_READ || op == TEMPOD_OP_STORE_PUT ||
+         op == TEMPOD_OP_STORE_DELETE || op == TEMPOD_OP_STORE_LIST ||
+         op == TEMPOD_OP_STORE_VERIFY || op == TEMPOD_OP_STORE_GC;
 }
 
 // Waits (up to the patience) until `done`; else says why (`report`) and traps.

@@ -20,15 +20,20 @@ struct TempodFiles {
   std::string dir, socket, store;
 };
 
+// (Re)writes f.dir/tempod.conf, with `extra` lines among the top-level keys.
+inline void write_tempod_conf(const TempodFiles& f, const std::string& extra) {
+  std::ofstream(f.dir + "/tempod.conf")
+      << "device = uring\nfast_tier_bytes = 64MiB\nbudget_bytes = 8MiB\npolicy = tempo\n"
+      << extra << "daemon.socket = " << f.socket << "\n[uring]\nstore_path = " << f.store
+      << "\nhuge_pages = false\nprefault = false\n";
+}
+
 // Makes /tmp/<name>-XXXXXX and writes tempod.conf into it; dir is empty on failure.
 inline TempodFiles make_tempod_dir(const std::string& name) {
   std::string tmpl = "/tmp/" + name + "-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) return {};
   TempodFiles f{tmpl, tmpl + "/tempod.sock", tmpl + "/store"};
-  std::ofstream(f.dir + "/tempod.conf")
-      << "device = uring\nfast_tier_bytes = 64MiB\nbudget_bytes = 8MiB\npolicy = tempo\n"
-      << "daemon.socket = " << f.socket << "\n[uring]\nstore_path = " << f.store
-      << "\nhuge_pages = false\nprefault = false\n";
+  write_tempod_conf(f, "");
   return f;
 }
 
