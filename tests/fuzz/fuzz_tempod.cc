@@ -18,12 +18,12 @@
 // The harness writes each packet's seq (its index) so replies can be matched.
 //
 // Checked: every request of a full header gets exactly one reply (waits, ordinary reads
-// and the store's operations later, the others before the next request is sent) with the request's
-// op and seq, version 1, a length that matches the packet, a status of 0 or -errno; a packet
-// shorter than a header or longer than the maximum closes the connection; nothing else
-// does. Once the connection is closed the daemon holds no connection, no live claim, no
-// protected byte and no descriptor on a file the client sent one for (every descriptor a
-// client sends is closed).
+// and the store's operations later, the others before the next request is sent) with the
+// request's op and seq, version 1, a length that matches the packet, a status of 0 or
+// -errno; a packet shorter than a header or longer than the maximum closes the connection;
+// nothing else does. Once the connection is closed the daemon holds no connection, no live
+// claim, no protected byte and no descriptor on a file the client sent one for (every
+// descriptor a client sends is closed).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
