@@ -143,11 +143,12 @@ class Conn {
     pollfd p{fd_, POLLIN, 0};
     return poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP)) != 0;
   }
+  // HELLO without an engine name: each connection is an engine of its own, so its claims
+  // go with it.
   int hello(uint32_t features = 0) {
     tempod_hello h{};
     h.hdr = header(TEMPOD_OP_HELLO, sizeof(h), 1);
     h.features = features;
-    std::memcpy(h.engine, "hostile", 7);
     return roundtrip(bytes_of(h));
   }
   // A claim on `bytes` of object `key`, for an hour; its id.
