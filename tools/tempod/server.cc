@@ -840,8 +840,7 @@ int Server::merge_orders(Stack& s) {
   std::vector<const Engine*> by_id;
   for (auto& [id, c] : conns_)  // in id order; an engine's queue at its first connection
     if (c->engine && !c->engine->order.empty() &&
-        std::none_of(by_id.begin(), by_id.end(),
-                     [&](const Engine* e) { return e == c->engine.get(); }))
+        std::find(by_id.begin(), by_id.end(), c->engine.get()) == by_id.end())
       by_id.push_back(c->engine.get());
   std::vector<ClaimId> merged;
   ClaimView v;
