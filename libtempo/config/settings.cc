@@ -359,7 +359,8 @@ const SettingKey kSettingKeys[] = {
      "boolean: hugetlb pages when reserved, else transparent huge pages",
      bool_key<TEMPO_FIELD(uring.huge_pages)>},
     {"uring.prefault", "true", "",
-     "boolean: touch the whole arena at start (no page faults while staging)",
+     "boolean: touch the whole arena at start (no page faults while staging); `false` also "
+     "turns io_uring buffer registration off (it would pin, so fault in, the whole arena)",
      bool_key<TEMPO_FIELD(uring.prefault)>},
     {"uring.queue_depth", "16", "", "1..4096 reads in flight",
      int_key<TEMPO_FIELD(uring.queue_depth), 1, 4096>},

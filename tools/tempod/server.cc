@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -611,7 +612,10 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
         if (len != sizeof(r)) return fail(-EINVAL);
         std::memcpy(&r, msg, sizeof(r));
         if (fd < 0) return fail(-EBADF);
-        if (r.bytes == 0) return fail(-EINVAL);
+        // The put maps the file: one its sender could still shrink would fault (SIGBUS) on
+        // the pages cut off, and kill the daemon. Only files sealed against that are taken.
+        const int seals = fcntl(fd, F_GET_SEALS);
+        if (r.bytes == 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0) return fail(-EINVAL);
         p.key = r.key;
         p.bytes = r.bytes;
       } else {
@@ -836,8 +840,7 @@ int Server::merge_orders(Stack& s) {
   std::vector<const Engine*> by_id;
   for (auto& [id, c] : conns_)  // in id order; an engine's queue at its first connection
     if (c->engine && !c->engine->order.empty() &&
-        std::none_of(by_id.begin(), by_id.end(),
-                     [&](const Engine* e) { return e == c->engine.get(); }))
+        std::find(by_id.begin(), by_id.end(), c->engine.get()) == by_id.end())
       by_id.push_back(c->engine.get());
   std::vector<ClaimId> merged;
   ClaimView v;

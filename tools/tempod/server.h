@@ -1,15 +1,19 @@
 // tempod's protocol server (libtempo/client/tempod_proto.h) over one Context on the
-// threaded driver. Everything but store puts runs on the driver's loop thread, where the
-// stack runs: the listening socket, the connections and a deadline timer sit in one epoll
-// set the driver watches, so a request is answered without a thread hop.
+// threaded driver. Everything but the store's operations runs on the driver's loop thread,
+// where the stack runs: the listening socket, the connections and a deadline timer sit in
+// one epoll set the driver watches, so a request is answered without a thread hop.
 //
-// Claims belong to the connection that reported them: other connections get -ENOENT for
-// them, and when a connection closes (the client exited or was killed) its live claims are
-// cancelled and its transfers ended, so their protected bytes return to the budget.
+// Claims belong to the engine that reported them: the connections that gave one engine
+// name at HELLO (a scheduler and its workers), or one connection without a name. Other
+// engines get -ENOENT for them. When a connection closes (the client exited or was
+// killed) the transfers it began are ended; when it was its engine's last, the engine's
+// live claims are cancelled, so their protected bytes return to the budget. Each engine
+// has a share group in the controller (Controller::set_share, daemon.shares).
 // Sends never block: replies a client does not read wait in its queue (at most
 // max_queued); while the queue is full the daemon stops reading that client's requests,
 // and no other client notices. WAIT_READY answers at the claim's readiness or its own
-// deadline. Store puts run on one worker thread (the loop never waits for the disk).
+// deadline. Store puts, deletes, listings, verification and collection run on one worker
+// thread, in order (the loop never waits for the disk).
 #pragma once
 
 #include <sys/types.h>
