@@ -382,7 +382,8 @@ const SettingKey kSettingKeys[] = {
     {"daemon.socket_group", "", "tempod's group",
      "tempod: the socket's group; peers with it as their group are admitted", socket_group_key},
     {"daemon.max_queued", "256", "",
-     "tempod: 1..65536 replies waiting for one client before its requests are not read",
+     "tempod: 1..65536 replies waiting for one client, with its waits and store operations "
+     "in flight, before its requests are not read",
      int_key<TEMPO_FIELD(daemon.max_queued), 1, 65536>},
     {"daemon.shares", "", "every engine `daemon.default_share`",
      "tempod: protected-capacity share weights of named engines, `engine:weight,...` (weights "

@@ -100,6 +100,12 @@ class Conn {
     }
     return sendmsg(fd_, &m, MSG_NOSIGNAL) == ssize_t(msg.size());
   }
+  // Sends one packet, waiting up to `patience` for room in the socket; false if none came.
+  bool send_within(const std::vector<char>& msg, std::chrono::milliseconds patience) {
+    pollfd p{fd_, POLLOUT, 0};
+    return poll(&p, 1, static_cast<int>(patience.count())) == 1 &&
+           ::send(fd_, msg.data(), msg.size(), MSG_NOSIGNAL | MSG_DONTWAIT) == ssize_t(msg.size());
+  }
   // The next reply (a descriptor beside it is closed); an empty vector when the daemon
   // closed the connection or nothing came within the patience.
   std::vector<char> receive() {
@@ -438,6 +444,30 @@ TEST_F(TempodHostileTest, ClientsGoneMidRequestLeaveNothing) {
     EXPECT_TRUE(daemon_alive());
     EXPECT_EQ(bystander_->roundtrip(bytes_of(header(TEMPOD_OP_NOW, 24, 75))), 0);
   }
+  expect_nothing_left();
+}
+
+// Requests answered later (waits here; the store's operations alike) count against the
+// client's queue as the replies it has not read do: a client that sends waits without end
+// is no longer read once max_queued (256) are pending, instead of growing the daemon's
+// list of waiters (and, for puts, the descriptors it holds) without bound. Others are
+// served meanwhile; once the client goes, its waits go with it.
+TEST_F(TempodHostileTest, PendingWaitsCountAgainstTheQueue) {
+  Conn c(files_.socket);
+  ASSERT_EQ(c.hello(), 0);
+  const uint64_t id = c.report(1, 4096);
+  constexpr int kWaits = 5000;
+  int sent = 0;
+  for (; sent < kWaits; ++sent) {
+    // The daemon reads in bursts: a full socket is the end only when it stays full.
+    if (!c.send_within(bytes_of(claim_arg(TEMPOD_OP_WAIT_READY, 100 + sent, id, 3'600'000'000'000)),
+                       std::chrono::seconds(5)))
+      break;
+  }
+  EXPECT_LT(sent, kWaits) << "the daemon kept reading a client with 256 waits pending";
+  EXPECT_GT(sent, 256);
+  EXPECT_EQ(bystander_->roundtrip(bytes_of(header(TEMPOD_OP_NOW, 24, 3))), 0);
+  c.close_now();
   expect_nothing_left();
 }
 

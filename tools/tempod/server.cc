@@ -228,7 +228,7 @@ void Server::accept_all() {
 
 void Server::on_readable(Conn& c) {
   std::vector<std::byte> buf(TEMPOD_MAX_MESSAGE);
-  for (int i = 0; i < kBurst && c.reading && c.out.size() < options_.max_queued; ++i) {
+  for (int i = 0; i < kBurst && reads(c); ++i) {
     int fd = -1;
     const ssize_t n = recv_message(c.fd, buf.data(), buf.size(), &fd, MSG_DONTWAIT);
     if (n == -EAGAIN) return;
@@ -260,10 +260,13 @@ bool Server::on_writable(Conn& c) {
   return true;
 }
 
+bool Server::reads(const Conn& c) const {
+  return c.reading && c.out.size() + c.pending < options_.max_queued;
+}
+
 void Server::update_interest(Conn& c) {
   epoll_event ev{};
-  ev.events = (c.reading && c.out.size() < options_.max_queued ? EPOLLIN : 0u) |
-              (c.out.empty() ? 0u : EPOLLOUT);
+  ev.events = (reads(c) ? EPOLLIN : 0u) | (c.out.empty() ? 0u : EPOLLOUT);
   ev.data.u64 = c.id;
   epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
 }
@@ -625,6 +628,7 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
         if (r.reserved != 0) return fail(-EINVAL);
         p.key = r.key;
       }
+      ++c.pending;
       {
         std::lock_guard lock(mu_);
         puts_.push_back(p);
@@ -652,6 +656,7 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
     }
     case TEMPOD_OP_WAIT_READY:
       if (a.arg < 0) return fail(-EINVAL);
+      ++c.pending;
       waiters_.push_back(Waiter{c.id, seq, a.id, saturating_deadline(ctx_.now(), a.arg)});
       return;  // answered by check_waiters() at the end of this round or later
     case TEMPOD_OP_EXTENTS: {
@@ -781,7 +786,11 @@ void Server::put_worker() {
     std::vector<std::byte> m = store_op(p);
     if (p.fd >= 0) close(p.fd);
     ctx_.call([&](Stack&) {
-      if (Conn* c = find(p.conn)) reply(*c, std::move(m));
+      if (Conn* c = find(p.conn)) {
+        reply(*c, std::move(m));
+        --c->pending;
+        update_interest(*c);
+      }
     });
   }
 }
@@ -867,9 +876,12 @@ void Server::check_waiters(Stack& s) {
       ++it;
       continue;
     }
-    if (c)
+    if (c) {
       reply_value(*c, TEMPOD_OP_WAIT_READY, it->seq, r == -EAGAIN ? -ETIMEDOUT : r,
                   r == 0 ? static_cast<int64_t>(o) : 0);
+      --c->pending;
+      update_interest(*c);
+    }
     it = waiters_.erase(it);
   }
 }
