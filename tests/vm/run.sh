@@ -65,9 +65,11 @@ add_libs() {
     cp -L "$lib" "$root$lib"
   done
 }
-# Copies a program and the shared libraries it needs into the guest's /bin.
+# Copies a program (without its debug information) and the shared libraries it needs into
+# the guest's /bin.
 add_program() {
   cp -L "$1" "$root/bin/$(basename "$1")"
+  strip --strip-debug "$root/bin/$(basename "$1")" 2>/dev/null || true
   add_libs "$1"
 }
 add_program "$build/bin/tempo-vmtest"
@@ -75,8 +77,8 @@ for tool in cxl ndctl daxctl fio; do add_program "$(command -v $tool)"; done
 for bin in "$@"; do add_program "$bin"; done
 cp "$repo/scripts/hwcheck/tempo-hwcheck" "$root/bin/"
 # The Python binding, when a guest program links libtempo.so: Debian's interpreter, its
-# standard library without tests, GUI and site packages (about 35 MB), the tempokv package
-# and the library it loads (/lib/tempo/libtempo.so.0).
+# standard library without tests, GUI and site packages, compiled (about 35 MB), the tempokv
+# package and the library it loads (/lib/tempo/libtempo.so.0).
 libtempo=$(for bin in "$@"; do ldd "$bin" 2>/dev/null | awk '/libtempo\.so/ {print $3}'; done | head -1)
 if [ -n "$libtempo" ] && [ -x /usr/bin/python3 ]; then
   add_program /usr/bin/python3
@@ -84,11 +86,15 @@ if [ -n "$libtempo" ] && [ -x /usr/bin/python3 ]; then
   mkdir -p "$root$pylib" "$root/lib/tempo/python"
   tar -C "$pylib" -cf - --exclude=test --exclude=tests --exclude=idlelib --exclude=tkinter \
     --exclude=turtledemo --exclude=ensurepip --exclude=lib2to3 --exclude=pydoc_data \
-    --exclude=site-packages --exclude=dist-packages --exclude=__pycache__ \
-    --exclude='config-*' . | tar -C "$root$pylib" -xf -
-  for so in "$pylib"/lib-dynload/*.so; do add_libs "$so"; done
+    --exclude=site-packages --exclude=dist-packages --exclude='config-*' . |
+    tar -C "$root$pylib" -xf -
+  rm -f "$root$pylib"/lib-dynload/_tkinter.*
+  for so in "$root$pylib"/lib-dynload/*.so; do add_libs "$so"; done
   cp -r "$repo/libtempo/python/tempokv" "$root/lib/tempo/python/"
+  # Compiled here: under TCG the guest would spend tens of seconds compiling at import.
+  /usr/bin/python3 -m compileall -q "$root/lib/tempo/python/tempokv" "$root$pylib" >/dev/null || true
   cp -L "$libtempo" "$root/lib/tempo/libtempo.so.0"
+  strip --strip-debug "$root/lib/tempo/libtempo.so.0"
   cp "$here/kmod_python.py" "$root/lib/tempo/"
 fi
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$build/initramfs.cpio"
