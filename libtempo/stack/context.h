@@ -102,6 +102,9 @@ class Context {
   // -ERANGE beyond the device, -EEXIST a key placed already (or twice), -EBUSY a range
   // sharing an extent with another object. -EOPNOTSUPP elsewhere.
   int kmod_add_objects(std::span<const ObjectPlacement> objects);
+  // The uring device's object store (nullptr elsewhere), for maintenance through its owner
+  // (tempod's STORE_LIST, STORE_VERIFY, STORE_GC); thread-safe as ObjectStore is.
+  ObjectStore* store() const { return store_.get(); }
 
  private:
   Context() = default;
