@@ -293,7 +293,9 @@ mark "cxl suites"
 #    device's DRAM arena bound to that node through libnuma. Last: the memory stays online.
 if [ -c /dev/dax0.0 ]; then
 	modprobe kmem 2>/tmp/cxl.log
-	daxctl reconfigure-device --mode=system-ram --force dax0.0 >>/tmp/cxl.log 2>&1
+	# ZONE_NORMAL, not movable: io_uring's registered buffers pin the arena long-term, and
+	# the kernel migrates long-term pins out of ZONE_MOVABLE, i.e. off this node.
+	daxctl reconfigure-device --mode=system-ram --no-movable --force dax0.0 >>/tmp/cxl.log 2>&1
 	rc=$?
 	node=$(cat /sys/bus/dax/devices/dax0.0/target_node 2>/dev/null)
 	free_kb=$(awk '/MemFree/ {print $4}' /sys/devices/system/node/node$node/meminfo 2>/dev/null)
