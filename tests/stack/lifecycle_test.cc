@@ -4,18 +4,17 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/tempo.h>
-#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "../kmod/kmod_test_env.h"
+#include "../store/scratch.h"
 #include "stack/context.h"
 
 namespace tempo {
@@ -24,11 +23,7 @@ namespace {
 constexpr uint64_t kObjectBytes = 64 * 1024;
 constexpr TimeNs kWait = 10 * kNsPerSec;
 
-std::vector<std::byte> object_bytes(ObjectKey key) {
-  std::vector<std::byte> v(kObjectBytes);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::byte((key * 131 + i * 7) & 0xff);
-  return v;
-}
+std::vector<std::byte> object_bytes(ObjectKey key) { return test::object_bytes(key, kObjectBytes); }
 
 struct SimDeviceKind {
   static constexpr const char* kName = "sim";
@@ -69,14 +64,9 @@ class Lifecycle : public ::testing::Test {
   void SetUp() override {
     // Here, not in open(): a skip in SetUp skips the test's body.
     if (std::string(P::Device::kName) == "kmod") TEMPO_REQUIRE_KMOD();
-    char tmpl[] = "lifecycle_XXXXXX";  // in the build directory: a real file system
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = std::filesystem::absolute(tmpl).string();
+    ASSERT_FALSE(dir_.path().empty());
   }
-  void TearDown() override {
-    ctx_.reset();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { ctx_.reset(); }  // before its store's directory goes
   // A context of this pair: budget for 4 objects, so a 5-object claim never fits.
   void open(const char* policy) {
     const bool kmod = std::string(P::Device::kName) == "kmod";
@@ -96,7 +86,7 @@ class Lifecycle : public ::testing::Test {
         {"calibration_rate", "1GiB"},
         {"demand_rate", "1GiB"},
         {"op_latency", "0"},
-        {"uring.store_path", dir_ + "/store"},
+        {"uring.store_path", dir_.path() + "/store"},
         {"uring.prefault", "false"},
         {"kmod.path", testing::kmod_dev_path()}};
     for (const auto& [k, v] : kv) {
@@ -192,7 +182,7 @@ class Lifecycle : public ::testing::Test {
     ASSERT_EQ(state(id), ClaimState::kStageReady);
   }
 
-  std::string dir_;
+  test::ScratchDir dir_;  // in the build directory: a real file system
   std::unique_ptr<Context> ctx_;
   uint64_t extent_ = 0;  // the kmod device's
 };
