@@ -292,8 +292,7 @@ TEST_F(TempodTest, WaitReadyAnswersAtItsDeadline) {
   tempo_ctx_unref(c);
 }
 
-// A client that is SIGKILLed ends its transfers; an engine's claims go with its last process;
-// their protected bytes and pins return.
+// A client that is SIGKILLed loses its claims; its protected bytes and pins return.
 TEST_F(TempodTest, KilledClientsLeaveNothingBehind) {
   start_daemon();
   tempo_ctx* setup = must_client();
@@ -302,10 +301,8 @@ TEST_F(TempodTest, KilledClientsLeaveNothingBehind) {
   const char* env = std::getenv("TEMPOD_HAMMER_SECONDS");
   const int seconds = env ? std::atoi(env) : 5;
   auto hammer = [&](unsigned seed) {
-    // Half the clients are processes of one engine (its claims outlive any one of them),
-    // half engines of their own.
     tempo_ctx* c = nullptr;
-    if (client(&c, seed % 2 ? "shared" : nullptr) != 0) _exit(1);
+    if (client(&c) != 0) _exit(1);
     std::mt19937_64 rng(seed);
     std::vector<tempo_claim_id> live;
     while (true) {
