@@ -2,19 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <stdexcept>
 
 #include "core/probes.h"
-#include "provider/staging_projection.h"
 
 namespace tempo {
-
-namespace {
-TimeNs bytes_to_ns(double bytes, double rate_bps) {
-  return static_cast<TimeNs>(std::llround(bytes / rate_bps * 1e9));
-}
-}  // namespace
 
 Provider::Provider(Device& device, const Clock& clock, ProviderConfig config)
     : device_(device),
@@ -45,6 +37,7 @@ void Provider::set_cls(ObjRec& o, Cls cls) {
   if (o.cls == cls) return;
   for (ClaimId id : o.planned) {
     ClaimRec& c = claims_.at(id);
+    c.profile_stale = true;
     if (o.cls == Cls::kAbsent) c.absent_bytes -= o.bytes;
     if (o.cls == Cls::kCovered) c.covered_bytes -= o.bytes;
     if (cls == Cls::kAbsent) c.absent_bytes += o.bytes;
@@ -104,54 +97,86 @@ void Provider::forget_if_unused(ObjectKey key) {
   if (o.refs == 0 && !o.staging && !o.pinned && o.planned.empty()) objects_.erase(it);
 }
 
+const QueueProjection& Provider::projection() {
+  if (projection_stale_) {
+    std::vector<uint64_t> remaining(ops_.size());
+    for (size_t i = 0; i < ops_.size(); ++i) remaining[i] = ops_[i].remaining;
+    projection_.build(remaining, slots());
+    projection_stale_ = false;
+    ++epoch_;
+  }
+  return projection_;
+}
+
+Provider::Now Provider::projection_now() {
+  const QueueProjection& p = projection();
+  const TimeNs now = clock_.now();
+  if (now_at_ != now || now_epoch_ != epoch_) {
+    const uint64_t moved = std::min(bytes_in(now - projected_at_, rate_.rate_bps()), p.total());
+    now_.tag = p.tag_for_work(moved);
+    now_.done = p.work_at(now_.tag);
+    now_at_ = now;
+    now_epoch_ = epoch_;
+  }
+  return now_;
+}
+
 void Provider::sync_projection() {
   const TimeNs now = clock_.now();
   if (now == projected_at_) return;
-  std::vector<double> rem(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) rem[i] = ops_[i].remaining;
-  advance_projection(rem, slots(), rate_.rate_bps(), now - projected_at_);
-  outstanding_remaining_ = 0;
+  const uint64_t tag = projection_now().tag;
   for (size_t i = 0; i < ops_.size(); ++i) {
-    ops_[i].remaining = rem[i];
-    outstanding_remaining_ += rem[i];
+    const uint64_t start = projection_.start(i);
+    if (tag > start) ops_[i].remaining -= std::min(tag - start, ops_[i].remaining);
   }
   projected_at_ = now;
+  projection_stale_ = true;
 }
 
-const std::vector<TimeNs>& Provider::baseline() {
-  sync_projection();
-  if (baseline_version_ != ops_version_ || baseline_at_ != projected_at_ ||
-      baseline_rate_ != rate_.rate_bps()) {
-    std::vector<double> rem(ops_.size());
-    for (size_t i = 0; i < ops_.size(); ++i) rem[i] = ops_[i].remaining;
-    baseline_ = project_completions(rem, slots(), rate_.rate_bps());
-    baseline_version_ = ops_version_;
-    baseline_at_ = projected_at_;
-    baseline_rate_ = rate_.rate_bps();
+uint64_t Provider::place(const QueueProjection& p, const std::vector<ReadRun>& reads,
+                         uint64_t from) {
+  if (reads.size() != 1) return p.place_after(reads, from);
+  if (placed_epoch_ != epoch_ || placed_from_ != from) {
+    placed_.clear();
+    placed_epoch_ = epoch_;
+    placed_from_ = from;
   }
-  return baseline_;
+  const ReadRun run = reads.front();
+  const uint64_t key = run.bytes * 0x9E3779B97F4A7C15ull ^ run.count;
+  auto [it, fresh] = placed_.try_emplace(key, run, 0);
+  if (fresh) it->second.second = p.place_after(reads, from);
+  if (it->second.first == run) return it->second.second;
+  return p.place_after(reads, from);  // another run under the same key
 }
 
-TimeNs Provider::exact_ttr(const ClaimRec& c) {
-  sync_projection();
-  // The outstanding queue plus this claim's new reads appended in manifest order.
-  std::vector<double> rem(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) rem[i] = ops_[i].remaining;
-  std::vector<size_t> mine;
-  for (ObjectKey key : c.objects) {
-    const ObjRec& o = objects_.at(key);
-    if (o.cls == Cls::kCovered) {
-      mine.push_back(op_index_.at(key));
-    } else if (o.cls == Cls::kAbsent) {
-      mine.push_back(rem.size());
-      rem.push_back(static_cast<double>(o.bytes));
+TimeNs Provider::planned_ttr(ClaimRec& c) {
+  if (c.absent_bytes == 0 && c.covered_bytes == 0) return 0;
+  if (c.profile_stale) {
+    c.reads.clear();
+    c.covered.clear();
+    for (ObjectKey key : c.objects) {
+      const ObjRec& o = objects_.at(key);
+      if (o.cls == Cls::kAbsent && !c.reads.empty() && c.reads.back().bytes == o.bytes)
+        ++c.reads.back().count;
+      else if (o.cls == Cls::kAbsent)
+        c.reads.push_back(ReadRun{o.bytes, 1});
+      if (o.cls == Cls::kCovered) c.covered.push_back(key);
     }
+    c.profile_stale = false;
+    c.work_epoch = UINT64_MAX;
   }
-  if (mine.empty()) return 0;
-  const std::vector<TimeNs> done = project_completions(rem, slots(), rate_.rate_bps());
-  TimeNs last = 0;
-  for (size_t i : mine) last = std::max(last, done[i]);
-  return last;
+  const QueueProjection& p = projection();
+  const Now now = projection_now();
+  // Until time passes the first free slot, the claim's reads are placed as they would
+  // have been at the anchor: the work kept for this epoch still holds.
+  const bool late = now.tag > p.first_free() && !c.reads.empty();
+  if (c.work_epoch != epoch_ || late) {
+    uint64_t end = place(p, c.reads, late ? now.tag : 0);
+    for (ObjectKey key : c.covered) end = std::max(end, p.finish(op_index_.at(key)));
+    c.work = p.work_at(end) + c.absent_bytes;
+    c.work_epoch = late ? UINT64_MAX : epoch_;
+  }
+  return bytes_to_ns(c.work > now.done ? c.work - now.done : 0, rate_.rate_bps());
 }
 
 std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
@@ -160,18 +185,80 @@ std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
   const ClaimRec& c = it->second;
   if (c.committed) {
     // Committed: time until its outstanding staging completes.
-    TimeNs last = 0;
-    const auto& base = baseline();
+    const QueueProjection& p = projection();
+    const Now now = projection_now();
+    uint64_t end = now.tag;
     for (ObjectKey key : c.objects) {
       auto op = op_index_.find(key);
-      if (op != op_index_.end()) last = std::max(last, base[op->second]);
+      if (op != op_index_.end()) end = std::max(end, p.finish(op->second));
     }
-    return last;
+    return bytes_to_ns(p.work_at(end) - now.done, rate_.rate_bps());
   }
   if (mode == TtrMode::kStatic)
-    return bytes_to_ns(static_cast<double>(c.absent_bytes + c.covered_bytes),
-                       config_.static_rate_bps);
-  return exact_ttr(c);
+    return bytes_to_ns(c.absent_bytes + c.covered_bytes, config_.static_rate_bps);
+  return planned_ttr(it->second);
+}
+
+namespace {
+// List scheduling by linear scans: each operation's start tag.
+std::vector<uint64_t> naive_starts(const std::vector<uint64_t>& remaining, uint32_t slots) {
+  std::vector<uint64_t> slot(std::max<uint32_t>(slots, 1), 0), start;
+  for (uint64_t r : remaining) {
+    size_t least = 0;
+    for (size_t j = 1; j < slot.size(); ++j)
+      if (slot[j] < slot[least]) least = j;
+    start.push_back(slot[least]);
+    slot[least] += r;
+  }
+  return start;
+}
+uint64_t naive_work(const std::vector<uint64_t>& remaining, const std::vector<uint64_t>& start,
+                    uint64_t tag) {
+  uint64_t work = 0;
+  for (size_t i = 0; i < remaining.size(); ++i)
+    if (tag > start[i]) work += std::min(tag - start[i], remaining[i]);
+  return work;
+}
+}  // namespace
+
+std::optional<TimeNs> Provider::reference_ttr(ClaimId id) const {
+  auto it = claims_.find(id);
+  if (it == claims_.end() || it->second.committed) return std::nullopt;
+  const double rate = rate_.rate_bps();
+  // The queue from its anchor to now.
+  std::vector<uint64_t> remaining;
+  uint64_t total = 0, last = 0;
+  for (const Op& op : ops_) {
+    remaining.push_back(op.remaining);
+    total += op.remaining;
+  }
+  std::vector<uint64_t> start = naive_starts(remaining, slots());
+  for (size_t i = 0; i < remaining.size(); ++i) last = std::max(last, start[i] + remaining[i]);
+  const uint64_t moved = std::min(bytes_in(clock_.now() - projected_at_, rate), total);
+  uint64_t lo = 0, hi = last;  // the largest tag whose work is at most `moved`
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (naive_work(remaining, start, mid) <= moved)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  for (size_t i = 0; i < remaining.size(); ++i)
+    if (lo > start[i]) remaining[i] -= std::min(lo - start[i], remaining[i]);
+  // The claim's reads after it; its objects' operations.
+  std::vector<size_t> mine;
+  for (ObjectKey key : it->second.objects) {
+    const ObjRec& o = objects_.at(key);
+    if (o.cls == Cls::kCovered) mine.push_back(op_index_.at(key));
+    if (o.cls != Cls::kAbsent) continue;
+    mine.push_back(remaining.size());
+    remaining.push_back(o.bytes);
+  }
+  if (mine.empty()) return 0;
+  start = naive_starts(remaining, slots());
+  uint64_t end = 0;
+  for (size_t i : mine) end = std::max(end, start[i] + remaining[i]);
+  return bytes_to_ns(naive_work(remaining, start, end), rate);
 }
 
 bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
@@ -181,14 +268,13 @@ bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
   if (threshold <= 0) return true;
   if (mode == TtrMode::kStatic || c.committed) return *ttr(id, mode) >= threshold;
   if (c.absent_bytes == 0 && c.covered_bytes == 0) return false;  // TTR is 0
-  sync_projection();
   const double rate = rate_.rate_bps();
   // Work conservation bounds the projection: everything queued plus the claim's new reads
   // drains by (W + X) / R; the new reads alone need at least X / R.
-  const auto x = static_cast<double>(c.absent_bytes);
-  if (bytes_to_ns(outstanding_remaining_ + x, rate) < threshold) return false;
-  if (bytes_to_ns(x, rate) >= threshold) return true;
-  return exact_ttr(c) >= threshold;
+  const uint64_t queued = projection().total() - projection_now().done;
+  if (bytes_to_ns(queued + c.absent_bytes, rate) < threshold) return false;
+  if (bytes_to_ns(c.absent_bytes, rate) >= threshold) return true;
+  return planned_ttr(it->second) >= threshold;
 }
 
 CommitResult Provider::commit(ClaimId id) {
@@ -241,9 +327,8 @@ CommitResult Provider::commit(ClaimId id) {
     }
     if (ops_.empty()) rate_.on_busy(now);
     op_index_[key] = ops_.size();
-    ops_.push_back(Op{key, o.bytes, static_cast<double>(o.bytes)});
-    outstanding_remaining_ += static_cast<double>(o.bytes);
-    ++ops_version_;
+    ops_.push_back(Op{key, o.bytes, o.bytes});
+    projection_stale_ = true;
     ++counters_.stage_submitted;
     reserved_bytes_ += o.bytes;
     o.staging = true;
@@ -310,11 +395,10 @@ void Provider::on_stage_complete(const StageCompletion& done) {
   const TimeNs now = clock_.now();
   // Remove the operation, keeping issue order.
   const size_t at = idx->second;
-  outstanding_remaining_ -= ops_[at].remaining;
   ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(at));
   op_index_.erase(idx);
   for (size_t i = at; i < ops_.size(); ++i) op_index_[ops_[i].key] = i;
-  ++ops_version_;
+  projection_stale_ = true;
   rate_.on_complete(done.status == 0 ? done.bytes : 0, now, !ops_.empty());
   TEMPO_PROBE_STAGE_COMPLETE(done.key, done.bytes, done.completed - done.submitted, done.status);
 

@@ -16,6 +16,7 @@
 #include "device/device.h"
 #include "provider/capacity_ledger.h"
 #include "provider/rate_estimator.h"
+#include "provider/staging_projection.h"
 
 namespace tempo {
 
@@ -89,9 +90,16 @@ class Provider final : public DeviceObserver {
   int untrack(ClaimId id);
 
   // Time for the claim to become resident and protected if committed now (0 if it is).
+  // An uncommitted claim's state-aware TTR is kept per claim and recomputed only when the
+  // staging queue, the rate or the residency of one of its objects changed, or when time
+  // moved past the point where a slot would be free for its reads.
   std::optional<TimeNs> ttr(ClaimId id, TtrMode mode);
   // ttr(id, mode) >= threshold, decided from cheap bounds where they settle it.
   bool ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode);
+  // The state-aware TTR recomputed from scratch, with nothing kept between calls: the queue
+  // advanced to now, the claim's reads appended, every operation placed by linear scans.
+  // What the tests hold ttr() to, to the nanosecond.
+  std::optional<TimeNs> reference_ttr(ClaimId id) const;
 
   // Rechecks validity and capacity, then protects resident objects and stages the rest.
   CommitResult commit(ClaimId id);
@@ -135,18 +143,40 @@ class Provider final : public DeviceObserver {
     uint32_t pending = 0;        // committed: objects not yet resident and protected
     uint64_t absent_bytes = 0;   // uncommitted: bytes needing new reads
     uint64_t covered_bytes = 0;  // uncommitted: bytes our outstanding staging will bring
+    // Uncommitted, as the projection reads it: the reads a commit would issue (manifest
+    // order, equal neighbours as runs) and the objects covered by outstanding staging;
+    // stale after any of its objects changed class.
+    std::vector<ReadRun> reads;
+    std::vector<ObjectKey> covered;
+    bool profile_stale = true;
+    // The work (bytes from the projection's anchor) by which its last object lands, valid
+    // for projection epoch work_epoch.
+    uint64_t work = 0;
+    uint64_t work_epoch = UINT64_MAX;
   };
   struct Op {
     ObjectKey key;
     uint64_t bytes;
-    double remaining;  // the projection's estimate
+    uint64_t remaining;  // at the projection's anchor (projected_at_)
   };
 
   Cls classify(ObjectKey key, const ObjRec& o) const;
   void set_cls(ObjRec& o, Cls cls);
+  // The projection of ops_ from its anchor, rebuilt (a new epoch) after a change.
+  const QueueProjection& projection();
+  // Where the projection stands now: its tag, and the work done by then.
+  struct Now {
+    uint64_t tag = 0;
+    uint64_t done = 0;
+  };
+  Now projection_now();
+  // Moves the anchor to now: each operation keeps the bytes the model has it still move.
   void sync_projection();
-  const std::vector<TimeNs>& baseline();
-  TimeNs exact_ttr(const ClaimRec& c);
+  // The uncommitted claim's state-aware TTR.
+  TimeNs planned_ttr(ClaimRec& c);
+  // p.place_after(reads, from); a single run (claims of equal chunks) is placed once per
+  // projection epoch and `from`, then looked up.
+  uint64_t place(const QueueProjection& p, const std::vector<ReadRun>& reads, uint64_t from);
   uint64_t drop_if_unreferenced(ObjectKey key, ObjRec& o);
   void forget_if_unused(ObjectKey key);
   uint32_t slots() const;
@@ -161,13 +191,16 @@ class Provider final : public DeviceObserver {
   std::unordered_map<ClaimId, ClaimRec> claims_;
   std::vector<Op> ops_;  // outstanding staging, issue order
   std::unordered_map<ObjectKey, size_t> op_index_;
-  double outstanding_remaining_ = 0;  // sum of ops_[i].remaining
-  TimeNs projected_at_ = 0;
-  uint64_t ops_version_ = 0;
-  std::vector<TimeNs> baseline_;  // completion of each op from projected_at_
-  uint64_t baseline_version_ = UINT64_MAX;
-  TimeNs baseline_at_ = -1;
-  double baseline_rate_ = 0;
+  TimeNs projected_at_ = 0;  // the anchor: ops_[i].remaining are as of then
+  QueueProjection projection_;
+  bool projection_stale_ = true;
+  uint64_t epoch_ = 0;  // bumped at each rebuild of projection_
+  TimeNs now_at_ = -1;  // now_ is for this time and epoch
+  uint64_t now_epoch_ = UINT64_MAX;
+  Now now_;
+  std::unordered_map<uint64_t, std::pair<ReadRun, uint64_t>> placed_;  // place()'s, by run
+  uint64_t placed_epoch_ = UINT64_MAX;
+  uint64_t placed_from_ = 0;
   uint64_t reserved_bytes_ = 0;
   ProviderStats counters_;
 };

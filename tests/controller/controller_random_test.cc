@@ -185,12 +185,32 @@ class RandomRun {
       if (c->state == ClaimState::kStageReady || c->state == ClaimState::kTransferring) {
         ASSERT_TRUE(rt_->stack.provider().ready(id));
       }
+      if (c->state == ClaimState::kPlanned) check_ttr(*c);
     }
     ASSERT_EQ(ctl().stats().live, live);
     // Only ended claims are erased, and no more of them are kept than the retention allows.
     ASSERT_LE(ctl().held_claims(), live + ctl().config().retain_claims);
   }
 
+  // The kept TTR against the reference recomputation, and the commit decision the pass
+  // takes from it (laxity <= 0) at the claim's TTU and around the TTR itself.
+  void check_ttr(const Claim& c) {
+    Provider& p = rt_->stack.provider();
+    const std::optional<TimeNs> ref = p.reference_ttr(c.id);
+    ASSERT_TRUE(ref.has_value());
+    ASSERT_EQ(p.ttr(c.id, TtrMode::kStateAware), ref) << "claim " << c.id;
+    const TimeNs ttu = c.ttu - (rt_->driver.now() - c.ttu_at);
+    for (TimeNs threshold : {ttu, *ref - 1, *ref, *ref + 1})
+      ASSERT_EQ(p.ttr_at_least(c.id, threshold, TtrMode::kStateAware), *ref >= threshold)
+          << "claim " << c.id << " threshold " << threshold;
+    ++ttr_checks_;
+  }
+
+ public:
+  uint64_t ttr_checks() const { return ttr_checks_; }
+
+ private:
+  uint64_t ttr_checks_ = 0;
   std::mt19937_64 rng_;
   std::unique_ptr<SimStack> rt_;
   std::map<ObjectKey, uint64_t> sizes_;
@@ -201,6 +221,7 @@ class RandomRun {
 
 TEST(ControllerRandom, InvariantsHoldAfterEveryOperation) {
   ControllerStats total;
+  uint64_t ttr_checks = 0;
   for (uint64_t seed = 1; seed <= 2000; ++seed) {
     RandomRun run(seed);
     for (int i = 0; i < 150; ++i) {
@@ -216,7 +237,9 @@ TEST(ControllerRandom, InvariantsHoldAfterEveryOperation) {
     total.failovers += s.failovers;
     total.cancelled += s.cancelled;
     total.released += s.released;
+    ttr_checks += run.ttr_checks();
   }
+  EXPECT_GT(ttr_checks, 100000u);
   // The sequences reach every outcome the invariants are meant to hold through.
   EXPECT_GT(total.committed, 10000u);
   EXPECT_GT(total.capacity_deferrals, 1000u);
