@@ -5,36 +5,39 @@ VM_BUILD   ?= build-vm
 # the guest kernel's, so headers and image always match).
 kmod_kver = dpkg-query -W -f='$${Depends}' $(1) | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
 KMOD_KVER   = $(call kmod_kver,linux-headers-amd64)
-# The newer kernel the module must also build against (compile check, see kmod-compat.txt).
+# The newer kernel the module must also build against (compile check only): its headers are
+# extracted into $(KMOD_COMPAT_DIR), not installed (scripts/kernel-headers.sh says why).
 KMOD_COMPAT_PKG = linux-headers-6.12-amd64
+KMOD_COMPAT_DIR = $(KMOD_BUILD)-compat
 
-# kmod_build DIR KVER: copy the sources to DIR and build tempo.ko there against KVER.
+# kmod_build DIR HEADERS_TREE: copy the sources to DIR and build tempo.ko there.
 define kmod_build
 	@mkdir -p $(1)/include/uapi/linux
 	@cp -p kmod/Kbuild kmod/*.c kmod/*.h $(1)/
 	@cp -p kmod/include/uapi/linux/tempo.h $(1)/include/uapi/linux/
-	@$(MAKE) --no-print-directory -C /usr/src/linux-headers-$(2) M=$(abspath $(1)) modules
+	@$(MAKE) --no-print-directory -C $(2) M=$(abspath $(1)) modules
 endef
 
-.PHONY: kmod kmod-compat vm-test
+.PHONY: kmod kmod-deps kmod-compat vm-test
 
-kmod: kmod-compat
+kmod-deps:
 	@scripts/deps.sh kmod
-	$(call kmod_build,$(KMOD_BUILD),$$($(KMOD_KVER)))
 
-# Skipped, with the reason, where the newer headers cannot be installed.
-kmod-compat:
-	@if scripts/deps.sh kmod-compat >/dev/null 2>&1; then \
-	  kver=$$($(call kmod_kver,$(KMOD_COMPAT_PKG))); \
-	  echo "kmod: compile check against $$kver"; \
-	  $(MAKE) --no-print-directory kmod-build-one KMOD_ONE_DIR=$(KMOD_BUILD)-$$kver KMOD_ONE_KVER=$$kver; \
+kmod: kmod-deps kmod-compat
+	$(call kmod_build,$(KMOD_BUILD),/usr/src/linux-headers-$$($(KMOD_KVER)))
+
+# Skipped, with the reason, where the newer headers cannot be downloaded.
+kmod-compat: kmod-deps
+	@if tree=$$(scripts/kernel-headers.sh $(KMOD_COMPAT_PKG) $(KMOD_COMPAT_DIR)); then \
+	  echo "kmod: compile check against $$(basename $$tree)"; \
+	  $(MAKE) --no-print-directory kmod-build-one KMOD_ONE_DIR=$(KMOD_COMPAT_DIR)/module KMOD_ONE_TREE=$$tree; \
 	else \
-	  echo "kmod: SKIP compile check against a newer kernel: $(KMOD_COMPAT_PKG) is not installable here"; \
+	  echo "kmod: SKIP compile check against a newer kernel: $(KMOD_COMPAT_PKG) cannot be downloaded here"; \
 	fi
 
 .PHONY: kmod-build-one
 kmod-build-one:
-	$(call kmod_build,$(KMOD_ONE_DIR),$(KMOD_ONE_KVER))
+	$(call kmod_build,$(KMOD_ONE_DIR),$(KMOD_ONE_TREE))
 
 # The guest suite: Debian's kernel in QEMU TCG, tempo.ko on a virtio disk and on an
 # emulated CXL Type-3 device's /dev/dax0.0; passes on the guest's "0 failed" line.
