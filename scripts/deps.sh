@@ -19,5 +19,15 @@ echo "deps: installing ${missing[*]}"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get -o DPkg::Lock::Timeout=900 update -qq
-$sudo apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Another install may hold apt's locks (two make targets at once): wait for it, do not fail.
+apt_retry() {
+  local i
+  for i in $(seq 1 90); do
+    $sudo apt-get -o DPkg::Lock::Timeout=600 "$@" && return 0
+    fuser /var/lib/apt/lists/lock /var/lib/dpkg/lock-frontend >/dev/null 2>&1 || return 1
+    sleep 10
+  done
+  return 1
+}
+apt_retry update -qq
+apt_retry install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -81,6 +81,8 @@ void log(tempo_ctx* ctx, int priority, const std::string& msg) {
 
 tempo::Context* tempo_capi_context(tempo_ctx* ctx) { return ctx ? ctx->context.get() : nullptr; }
 
+tempo::DaemonClient* tempo_capi_client(tempo_ctx* ctx) { return ctx ? ctx->client.get() : nullptr; }
+
 extern "C" {
 
 TEMPO_EXPORT const char* tempo_version(void) { return TEMPO_LIBRARY_VERSION; }

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "capi/capi_context.h"
+#include "client/daemon_client.h"
+#include "client/tempod_proto.h"
 #include "keys/chain_hash.h"
 #include "runtime/output_length_history.h"
 #include "runtime/step_cost_learner.h"
@@ -39,6 +41,9 @@ int guarded(F&& f) {
     return -EIO;
   }
 }
+
+// A live handle: in-process or client mode.
+bool valid(tempo_ctx* ctx) { return tempo_capi_context(ctx) || tempo_capi_client(ctx); }
 
 bool all_zero(std::span<const uint64_t> v) {
   for (uint64_t x : v)
@@ -96,6 +101,7 @@ struct tempo_runtime {
   std::vector<tempo::WaitingRequest> waiting;
   std::vector<tempo::ClaimId> order;
   std::vector<tempo::ClaimTtu> ttus;
+  std::vector<tempo::DaemonClient::BatchOp> batch;  // client mode: the step's revisions
 };
 
 extern "C" {
@@ -125,7 +131,10 @@ TEMPO_EXPORT uint64_t tempo_key_layer_group(uint64_t chain_key, uint32_t group) 
 TEMPO_EXPORT int tempo_store_lookup(tempo_ctx* ctx, const uint64_t* keys, size_t count,
                                     size_t* prefix) {
   tempo::Context* c = tempo_capi_context(ctx);
-  if (!c || !prefix || (!keys && count)) return -EINVAL;
+  if (!prefix || (!keys && count)) return -EINVAL;
+  if (tempo::DaemonClient* d = tempo_capi_client(ctx))
+    return guarded([&] { return d->store_lookup(keys, count, prefix); });
+  if (!c) return -EINVAL;
   return guarded([&] {
     *prefix = c->call([&](tempo::Stack& s) {
       size_t n = 0;
@@ -137,6 +146,8 @@ TEMPO_EXPORT int tempo_store_lookup(tempo_ctx* ctx, const uint64_t* keys, size_t
 }
 
 TEMPO_EXPORT int tempo_store_delete(tempo_ctx* ctx, uint64_t key) {
+  if (tempo::DaemonClient* d = tempo_capi_client(ctx))
+    return guarded([&] { return d->store_delete(key); });
   tempo::Context* c = tempo_capi_context(ctx);
   if (!c) return -EINVAL;
   return guarded([&] { return c->store_delete(key); });
@@ -144,7 +155,9 @@ TEMPO_EXPORT int tempo_store_delete(tempo_ctx* ctx, uint64_t key) {
 
 TEMPO_EXPORT int tempo_ctx_fast_tier(tempo_ctx* ctx, void** base, uint64_t* bytes) {
   tempo::Context* c = tempo_capi_context(ctx);
-  if (!c || !base || !bytes) return -EINVAL;
+  if (!base || !bytes) return -EINVAL;
+  if (tempo::DaemonClient* d = tempo_capi_client(ctx)) return d->fast_tier(base, bytes);
+  if (!c) return -EINVAL;
 #ifdef TEMPO_WITHOUT_URING
   return -EOPNOTSUPP;
 #else
@@ -160,8 +173,17 @@ TEMPO_EXPORT int tempo_ctx_fast_tier(tempo_ctx* ctx, void** base, uint64_t* byte
 #endif
 }
 
+TEMPO_EXPORT int tempo_claim_label(tempo_ctx* ctx, tempo_claim_id id, const char* request) {
+  if (!request || std::strlen(request) > 39) return -EINVAL;
+  if (tempo::DaemonClient* d = tempo_capi_client(ctx))
+    return guarded([&] { return d->label(id, request); });
+  tempo::Context* c = tempo_capi_context(ctx);
+  if (!c) return -EINVAL;
+  return guarded([&] { return c->call([&](tempo::Stack& s) { return s.label(id, request); }); });
+}
+
 TEMPO_EXPORT int tempo_writer_new(tempo_ctx* ctx, unsigned threads, tempo_writer** out) {
-  if (!tempo_capi_context(ctx) || !out || threads == 0 || threads > 64) return -EINVAL;
+  if (!valid(ctx) || !out || threads == 0 || threads > 64) return -EINVAL;
   *out = nullptr;
   return guarded([&] {
     auto w = std::make_unique<tempo_writer>();
@@ -224,7 +246,7 @@ TEMPO_EXPORT void tempo_writer_free(tempo_writer* w) {
 
 TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* config,
                                    tempo_runtime** out) {
-  if (!tempo_capi_context(ctx) || !config || !out) return -EINVAL;
+  if (!valid(ctx) || !config || !out) return -EINVAL;
   *out = nullptr;
   const tempo_step_costs& c = config->costs;
   if (config->max_active == 0 || config->generation_limit == 0 || !all_zero(config->reserved) ||
@@ -298,13 +320,23 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     }
     if (const int r = tempo::estimate_ttu(snapshot, *rt->costs, *rt->history, &rt->ttus); r != 0)
       return r;
+    // A claim that ended since the engine looked keeps its state (-EINVAL from revise is
+    // not an error); the order update first proves every claim known.
+    if (tempo::DaemonClient* d = tempo_capi_client(rt->ctx)) {
+      if (const int r = d->order(rt->order.data(), rt->order.size()); r != 0) return r;
+      rt->batch.clear();
+      for (const tempo::ClaimTtu& t : rt->ttus)
+        rt->batch.push_back({TEMPOD_OP_REVISE, t.claim, t.ttu, {}});
+      std::vector<tempo::DaemonClient::BatchResult> results;
+      if (const int r = d->batch(rt->batch, &results); r != 0) return r;
+      for (const auto& res : results)
+        if (res.status != 0 && res.status != -EINVAL) return res.status;
+      return 0;
+    }
     return tempo_capi_context(rt->ctx)->call([&](tempo::Stack& s) {
       if (const int r = s.update_order(rt->order); r != 0) return r;
-      for (const tempo::ClaimTtu& t : rt->ttus) {
-        // A claim that ended since the engine looked keeps its state; the order above
-        // already proved every claim known.
+      for (const tempo::ClaimTtu& t : rt->ttus)
         if (const int r = s.revise(t.claim, t.ttu); r != 0 && r != -EINVAL) return r;
-      }
       return 0;
     });
   });

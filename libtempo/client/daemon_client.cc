@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -51,7 +52,7 @@ int DaemonClient::connect(const std::string& socket, const std::string& engine,
                           std::unique_ptr<DaemonClient>* out, std::string* error) {
   std::unique_ptr<DaemonClient> c(new DaemonClient());
   c->socket_ = socket;
-  c->engine_ = engine.empty() ? "pid " + std::to_string(getpid()) : engine;
+  c->engine_ = engine;  // "": the daemon names it after the connection
   if (c->engine_.size() >= sizeof(tempod_hello{}.engine)) {
     *error = "daemon.engine '" + engine + "' is longer than 23 bytes";
     return -EINVAL;
@@ -103,6 +104,7 @@ int DaemonClient::connect_locked(std::string* error) {
     } else {
       mappings_.push_back(m);
       fast_tier_ = static_cast<const std::byte*>(at);
+      fast_tier_bytes_ = reply.fast_tier_bytes;
     }
   }
   if (fd >= 0) close(fd);
@@ -338,6 +340,173 @@ int DaemonClient::store_put(uint64_t key, const void* data, size_t bytes) {
   const int r = call(&m, sizeof(m), nullptr, fd);
   close(fd);
   return r;
+}
+
+int DaemonClient::store_lookup(const uint64_t* keys, size_t count, size_t* prefix) {
+  // Past one message's keys, the next message continues where a full prefix left off.
+  size_t done = 0;
+  while (true) {
+    const size_t n = std::min(count - done, size_t{TEMPOD_MAX_KEYS});
+    std::vector<std::byte> buf(sizeof(tempod_keys) + n * sizeof(uint64_t));
+    auto m = make_request<tempod_keys>(TEMPOD_OP_STORE_LOOKUP);
+    m.hdr.len = static_cast<uint32_t>(buf.size());
+    m.count = static_cast<uint32_t>(n);
+    std::memcpy(buf.data(), &m, sizeof(m));
+    if (n) std::memcpy(buf.data() + sizeof(m), keys + done, n * sizeof(uint64_t));
+    std::vector<std::byte> reply;
+    if (const int r = call(buf.data(), buf.size(), &reply); r != 0) return r;
+    const auto* v = reply_as<tempod_reply_value>(reply);
+    if (!v || v->value < 0 || static_cast<size_t>(v->value) > n) return -EPROTO;
+    done += static_cast<size_t>(v->value);
+    if (static_cast<size_t>(v->value) < n || done == count) break;
+  }
+  *prefix = done;
+  return 0;
+}
+
+int DaemonClient::store_delete(uint64_t key) {
+  auto m = make_request<tempod_key>(TEMPOD_OP_STORE_DELETE);
+  m.key = key;
+  return call(&m, sizeof(m));
+}
+
+int DaemonClient::fast_tier(void** base, uint64_t* bytes) {
+  std::lock_guard lock(mu_);
+  if (fast_tier_ == nullptr) return -EOPNOTSUPP;
+  *base = const_cast<std::byte*>(fast_tier_);
+  *bytes = fast_tier_bytes_;
+  return 0;
+}
+
+int DaemonClient::batch(std::span<const BatchOp> ops, std::vector<BatchResult>* results) {
+  results->assign(ops.size(), BatchResult{0, 0});
+  size_t next = 0;
+  while (next < ops.size()) {
+    // As many entries as fit in one message.
+    std::vector<std::byte> buf(sizeof(tempod_batch));
+    size_t first = next;
+    for (; next < ops.size(); ++next) {
+      const BatchOp& o = ops[next];
+      const size_t add = sizeof(tempod_batch_entry) + o.objects.size() * sizeof(tempo_object);
+      if (buf.size() + add > TEMPOD_MAX_MESSAGE) {
+        if (next == first) return -E2BIG;
+        break;
+      }
+      tempod_batch_entry e{};
+      e.op = o.op;
+      e.count = static_cast<uint32_t>(o.objects.size());
+      e.id = o.id;
+      e.arg = o.arg;
+      const size_t at = buf.size();
+      buf.resize(at + add);
+      std::memcpy(buf.data() + at, &e, sizeof(e));
+      if (!o.objects.empty())
+        std::memcpy(buf.data() + at + sizeof(e), o.objects.data(), o.objects.size_bytes());
+    }
+    auto m = make_request<tempod_batch>(TEMPOD_OP_BATCH);
+    m.hdr.len = static_cast<uint32_t>(buf.size());
+    m.count = static_cast<uint32_t>(next - first);
+    std::memcpy(buf.data(), &m, sizeof(m));
+    std::vector<std::byte> reply;
+    if (const int r = call(buf.data(), buf.size(), &reply); r != 0) return r;
+    const auto* v = reply_as<tempod_reply_value>(reply);
+    if (!v || v->value != static_cast<int64_t>(next - first) ||
+        reply.size() != sizeof(*v) + (next - first) * sizeof(tempod_batch_result))
+      return -EPROTO;
+    for (size_t i = first; i < next; ++i) {
+      tempod_batch_result r;
+      std::memcpy(&r, reply.data() + sizeof(*v) + (i - first) * sizeof(r), sizeof(r));
+      (*results)[i] = BatchResult{r.status, r.value};
+    }
+  }
+  return 0;
+}
+
+int DaemonClient::label(tempo_claim_id id, const std::string& request) {
+  auto m = make_request<tempod_label>(TEMPOD_OP_LABEL);
+  if (request.size() >= sizeof(m.request)) return -EINVAL;
+  m.id = id;
+  std::memcpy(m.request, request.data(), request.size());
+  return call(&m, sizeof(m));
+}
+
+int DaemonClient::claims(tempo_claim_id after, uint32_t max, std::vector<ClaimEntry>* out) {
+  auto m = make_request<tempod_claims>(TEMPOD_OP_CLAIMS);
+  m.after = after;
+  m.max = max;
+  std::vector<std::byte> reply;
+  if (const int r = call(&m, sizeof(m), &reply); r != 0) return r;
+  const auto* v = reply_as<tempod_reply_value>(reply);
+  if (!v || v->value < 0 ||
+      reply.size() != sizeof(*v) + static_cast<size_t>(v->value) * sizeof(tempod_claim_entry))
+    return -EPROTO;
+  out->clear();
+  for (int64_t i = 0; i < v->value; ++i) {
+    tempod_claim_entry e;
+    std::memcpy(&e, reply.data() + sizeof(*v) + static_cast<size_t>(i) * sizeof(e), sizeof(e));
+    e.engine[sizeof(e.engine) - 1] = '\0';
+    e.request[sizeof(e.request) - 1] = '\0';
+    out->push_back(ClaimEntry{e.id, e.info, e.engine, e.client, e.request});
+  }
+  return 0;
+}
+
+int DaemonClient::store_list(bool quarantined, std::vector<tempod_store_object>* out) {
+  out->clear();
+  auto m = make_request<tempod_store_list>(TEMPOD_OP_STORE_LIST);
+  m.max = TEMPOD_MAX_STORE_OBJECTS;
+  m.first = 1;
+  m.quarantined = quarantined ? 1 : 0;
+  while (true) {
+    std::vector<std::byte> reply;
+    if (const int r = call(&m, sizeof(m), &reply); r != 0) return r;
+    const auto* v = reply_as<tempod_reply_value>(reply);
+    if (!v || v->value < 0 || v->value > int64_t{TEMPOD_MAX_STORE_OBJECTS} ||
+        reply.size() != sizeof(*v) + static_cast<size_t>(v->value) * sizeof(tempod_store_object))
+      return -EPROTO;
+    const size_t n = static_cast<size_t>(v->value);
+    const size_t at = out->size();
+    out->resize(at + n);
+    if (n)
+      std::memcpy(out->data() + at, reply.data() + sizeof(*v), n * sizeof(tempod_store_object));
+    if (n < TEMPOD_MAX_STORE_OBJECTS) return 0;
+    if (!m.first && out->back().key <= m.after) return -EPROTO;  // keys must grow
+    m.after = out->back().key;
+    m.first = 0;
+  }
+}
+
+int DaemonClient::store_verify(tempod_store_verified* summary,
+                               std::vector<tempod_store_object>* bad) {
+  tempod_hdr m{TEMPOD_OP_STORE_VERIFY, TEMPOD_PROTO_VERSION, sizeof(tempod_hdr), 0, 0, 0};
+  std::vector<std::byte> reply;
+  if (const int r = call(&m, sizeof(m), &reply); r != 0) return r;
+  const auto* v = reply_as<tempod_store_verified>(reply);
+  if (!v || v->listed > v->bad ||
+      reply.size() != sizeof(*v) + size_t{v->listed} * sizeof(tempod_store_object))
+    return -EPROTO;
+  *summary = *v;
+  bad->resize(v->listed);
+  if (v->listed)
+    std::memcpy(bad->data(), reply.data() + sizeof(*v), v->listed * sizeof(tempod_store_object));
+  return 0;
+}
+
+int DaemonClient::header_only(uint16_t op, void* out, size_t size) {
+  tempod_hdr m{op, TEMPOD_PROTO_VERSION, sizeof(tempod_hdr), 0, 0, 0};
+  std::vector<std::byte> reply;
+  if (const int r = call(&m, sizeof(m), &reply); r != 0) return r;
+  if (reply.size() != size) return -EPROTO;
+  std::memcpy(out, reply.data(), size);
+  return 0;
+}
+
+int DaemonClient::store_gc(tempod_store_gc_reply* out) {
+  return header_only(TEMPOD_OP_STORE_GC, out, sizeof(*out));
+}
+
+int DaemonClient::timeliness(tempod_timeliness* out) {
+  return header_only(TEMPOD_OP_TIMELINESS, out, sizeof(*out));
 }
 
 }  // namespace tempo

@@ -15,9 +15,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "client/tempod_proto.h"
 #include "tempo/tempo.h"
 
 namespace tempo {
@@ -53,6 +55,46 @@ class DaemonClient {
   int extents(tempo_claim_id id, tempo_extent* out, size_t capacity, size_t* count);
   int ordinary_read(tempo_claim_id id);
   int store_put(uint64_t key, const void* data, size_t bytes);
+  int store_lookup(const uint64_t* keys, size_t count, size_t* prefix);
+  int store_delete(uint64_t key);
+  // The fast tier's memory as mapped here (read-only). -EOPNOTSUPP when none was passed.
+  int fast_tier(void** base, uint64_t* bytes);
+
+  // One operation of a batch (TEMPOD_OP_BATCH): REPORT (arg = TTU, objects), REVISE (arg =
+  // TTU), CANCEL, RETRIEVAL, TRANSFER_BEGIN or TRANSFER_END of claim `id`.
+  struct BatchOp {
+    uint16_t op;
+    tempo_claim_id id;
+    int64_t arg;
+    std::span<const tempo_object> objects;
+  };
+  struct BatchResult {
+    int status;     // as the single call would return
+    int64_t value;  // REPORT: the claim id; RETRIEVAL: the outcome
+  };
+  // Runs the operations in order, as few messages as they fit in; results[i] is ops[i]'s.
+  // 0, or the message's error (-EINVAL malformed: none of that message ran; -ECONNRESET).
+  int batch(std::span<const BatchOp> ops, std::vector<BatchResult>* results);
+
+  // Labels claim `id` with the engine's request id (at most 39 bytes), for listings.
+  int label(tempo_claim_id id, const std::string& request);
+  struct ClaimEntry {
+    tempo_claim_id id;
+    tempo_claim_info info;
+    std::string engine;   // the owning engine
+    uint32_t client;      // the connection that reported it
+    std::string request;  // its label, "" none
+  };
+  // Up to `max` claims with ids above `after`, in id order (every engine's: for tempoctl).
+  int claims(tempo_claim_id after, uint32_t max, std::vector<ClaimEntry>* out);
+
+  // The live store through the daemon (tempoctl store --daemon): every object (or every
+  // quarantined one) in key order; a verification of every object; a garbage collection.
+  int store_list(bool quarantined, std::vector<tempod_store_object>* out);
+  int store_verify(tempod_store_verified* summary, std::vector<tempod_store_object>* bad);
+  int store_gc(tempod_store_gc_reply* out);
+  // Retrievals on time and late, the commit margin histogram.
+  int timeliness(tempod_timeliness* out);
 
  private:
   struct Reply {
@@ -70,6 +112,8 @@ class DaemonClient {
   // The reply's status, or -ECONNRESET; the reply's bytes in *reply when given.
   int call(void* req, size_t len, std::vector<std::byte>* reply = nullptr, int pass_fd = -1);
   int claim_op(uint16_t op, tempo_claim_id id, int64_t arg, int64_t* value = nullptr);
+  // A request of a bare header whose reply is exactly `size` bytes, copied to `out`.
+  int header_only(uint16_t op, void* out, size_t size);
 
   std::string socket_;
   std::string engine_;
@@ -84,6 +128,7 @@ class DaemonClient {
   uint64_t next_seq_ = 1;    // guarded by mu_
   std::map<uint64_t, Reply> replies_;     // guarded by mu_: arrived, not yet taken
   const std::byte* fast_tier_ = nullptr;  // guarded by mu_: the current mapping
+  uint64_t fast_tier_bytes_ = 0;          // guarded by mu_: its size
   std::vector<Mapping> mappings_;         // every mapping made: extents may still point there
 };
 

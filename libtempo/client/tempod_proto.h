@@ -52,6 +52,15 @@ enum tempod_op {
   TEMPOD_OP_TICK = 14,          /* header only */
   TEMPOD_OP_STORE_PUT = 15,     /* tempod_store_put + memfd */
   TEMPOD_OP_NOW = 16,           /* header only -> tempod_reply_value (ns) */
+  TEMPOD_OP_STORE_LOOKUP = 17,  /* tempod_keys + keys -> tempod_reply_value (prefix) */
+  TEMPOD_OP_STORE_DELETE = 18,  /* tempod_key */
+  TEMPOD_OP_BATCH = 19,         /* tempod_batch + entries -> tempod_reply_value + results */
+  TEMPOD_OP_CLAIMS = 20,        /* tempod_claims -> tempod_reply_value + tempod_claim_entry */
+  TEMPOD_OP_LABEL = 21,         /* tempod_label: the engine's request id of a claim */
+  TEMPOD_OP_STORE_LIST = 22,    /* tempod_store_list -> tempod_reply_value + store objects */
+  TEMPOD_OP_STORE_VERIFY = 23,  /* header only -> tempod_store_verified + store objects */
+  TEMPOD_OP_STORE_GC = 24,      /* header only -> tempod_store_gc_reply */
+  TEMPOD_OP_TIMELINESS = 25,    /* header only -> tempod_timeliness */
 };
 
 /* 24 bytes, at the start of every message. */
@@ -111,6 +120,135 @@ struct tempod_store_put {
   __u64 bytes;
 };
 
+/* STORE_LOOKUP: 32 bytes + count __u64 keys; the reply's value is the prefix held. */
+struct tempod_keys {
+  struct tempod_hdr hdr;
+  __u32 count;
+  __u32 reserved;
+};
+
+/* STORE_DELETE: 40 bytes. */
+struct tempod_key {
+  struct tempod_hdr hdr;
+  __u64 key;
+  __u64 reserved;
+};
+
+/* BATCH: 32 bytes + count entries, each a tempod_batch_entry followed (REPORT) by its
+ * objects. Entries run in order; the reply is a tempod_reply_value (value = count) and
+ * count tempod_batch_result. A malformed entry fails the whole message, none run. */
+struct tempod_batch {
+  struct tempod_hdr hdr;
+  __u32 count;
+  __u32 reserved;
+};
+
+/* 24 bytes. op: REPORT (arg = ttu_ns, count objects follow, id 0), REVISE (arg = ttu_ns),
+ * CANCEL, RETRIEVAL, TRANSFER_BEGIN, TRANSFER_END (count 0, and arg 0 but for REVISE). */
+struct tempod_batch_entry {
+  __u16 op;
+  __u16 reserved;
+  __u32 count;
+  __u64 id;
+  __s64 arg;
+};
+
+/* 16 bytes: the entry's status as its single op would answer it; value: REPORT's claim id,
+ * RETRIEVAL's outcome, else 0. */
+struct tempod_batch_result {
+  __s32 status;
+  __u32 reserved;
+  __s64 value;
+};
+
+/* CLAIMS: 40 bytes; up to max (1..TEMPOD_MAX_CLAIMS) claims with ids above `after`. */
+struct tempod_claims {
+  struct tempod_hdr hdr;
+  __u64 after;
+  __u32 max;
+  __u32 reserved;
+};
+
+/* One claim of a CLAIMS reply: 168 bytes. engine: the owning engine's name, NUL-padded;
+ * request: the engine's request id given with LABEL ("" when none), NUL-padded. */
+struct tempod_claim_entry {
+  __u64 id;
+  struct tempo_claim_info info;
+  char engine[24];
+  __u32 client; /* the connection that reported it */
+  __u32 reserved;
+  char request[40];
+};
+
+/* LABEL: 72 bytes: the engine's request id of claim `id` (NUL-terminated, at most 39 bytes),
+ * for operators (CLAIMS, tempoctl claims). */
+struct tempod_label {
+  struct tempod_hdr hdr;
+  __u64 id;
+  char request[40];
+};
+
+/* STORE_LIST: 40 bytes; up to max (1..TEMPOD_MAX_STORE_OBJECTS) objects with keys above
+ * `after` (all keys: after = 0 and the first key 0 is listed too when first = 1), in key
+ * order; quarantined = 1 lists the quarantined objects instead. */
+struct tempod_store_list {
+  struct tempod_hdr hdr;
+  __u64 after;
+  __u32 max;
+  __u16 first;       /* 1: `after` itself is included (the first page) */
+  __u16 quarantined; /* 1: the quarantined objects */
+};
+
+/* One object of STORE_LIST or STORE_VERIFY: 128 bytes. error: 0, or what reads of it return
+ * (-EBADMSG, -EIO) when quarantined or found bad, with the reason (NUL-terminated). */
+struct tempod_store_object {
+  __u64 key;
+  __u64 size;
+  __u64 offset;
+  __u64 checksum;
+  __u64 seq;
+  __s32 error;
+  __u32 reserved;
+  char reason[80];
+};
+
+/* STORE_VERIFY's reply: 56 bytes + listed x tempod_store_object (the bad ones, as many as
+ * one message holds: bad counts them all). Every object is read and its checksum checked;
+ * a bad one is quarantined, as any read does. */
+struct tempod_store_verified {
+  struct tempod_hdr hdr;
+  __u64 verified;
+  __u64 verified_bytes;
+  __u32 bad;
+  __u32 listed;
+  __u64 catalog_errors; /* problems the store's catalog replay found at open */
+};
+
+/* STORE_GC's reply: 56 bytes. Quarantined objects are removed, the catalog compacted. */
+struct tempod_store_gc_reply {
+  struct tempod_hdr hdr;
+  __u64 removed;
+  __u64 catalog_bytes_before;
+  __u64 catalog_bytes_after;
+  __u64 objects;
+};
+
+/* TIMELINESS's reply: 168 bytes. Retrievals requested of committed claims: on time (stage-
+ * ready already) or late (still staging), and the commit margin histogram: TTU - TTR when
+ * each claim committed, bucket i counting margins <= TEMPOD_MARGIN_BOUNDS_MS[i] ms (the
+ * last bucket: +Inf), not cumulative; margin_sum_ns their sum. */
+#define TEMPOD_MARGIN_BUCKETS 14
+#define TEMPOD_MARGIN_BOUNDS_MS \
+  { -100, -10, -1, 0, 1, 2, 5, 10, 20, 50, 100, 1000, 10000 }
+struct tempod_timeliness {
+  struct tempod_hdr hdr;
+  __u64 on_time;
+  __u64 late;
+  __u64 margin_count;
+  __s64 margin_sum_ns;
+  __u64 margin_buckets[TEMPOD_MARGIN_BUCKETS];
+};
+
 /* A reply with one value (REPORT's claim id, an outcome, a count, a time). 32 bytes. */
 struct tempod_reply_value {
   struct tempod_hdr hdr;
@@ -126,6 +264,11 @@ struct tempod_extent {
 #define TEMPOD_MAX_OBJECTS \
   ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_report)) / sizeof(struct tempo_object))
 #define TEMPOD_MAX_ORDER ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_order)) / sizeof(__u64))
+#define TEMPOD_MAX_KEYS ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_keys)) / sizeof(__u64))
+#define TEMPOD_MAX_CLAIMS \
+  ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_reply_value)) / sizeof(struct tempod_claim_entry))
+#define TEMPOD_MAX_STORE_OBJECTS \
+  ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_store_verified)) / sizeof(struct tempod_store_object))
 #define TEMPOD_MAX_EXTENTS \
   ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_reply_value)) / sizeof(struct tempod_extent))
 
@@ -139,6 +282,19 @@ static_assert(sizeof(struct tempod_order) == 32);
 static_assert(sizeof(struct tempod_store_put) == 40);
 static_assert(sizeof(struct tempod_reply_value) == 32);
 static_assert(sizeof(struct tempod_extent) == 16);
+static_assert(sizeof(struct tempod_keys) == 32);
+static_assert(sizeof(struct tempod_key) == 40);
+static_assert(sizeof(struct tempod_batch) == 32);
+static_assert(sizeof(struct tempod_batch_entry) == 24);
+static_assert(sizeof(struct tempod_batch_result) == 16);
+static_assert(sizeof(struct tempod_claims) == 40);
+static_assert(sizeof(struct tempod_claim_entry) == 168);
+static_assert(sizeof(struct tempod_label) == 72);
+static_assert(sizeof(struct tempod_store_list) == 40);
+static_assert(sizeof(struct tempod_store_object) == 128);
+static_assert(sizeof(struct tempod_store_verified) == 56);
+static_assert(sizeof(struct tempod_store_gc_reply) == 56);
+static_assert(sizeof(struct tempod_timeliness) == 168);
 static_assert(sizeof(struct tempo_object) == 16);
 static_assert(sizeof(struct tempo_claim_info) == 88);
 #endif

@@ -202,6 +202,28 @@ int engine_key(Settings& s, std::string_view key, std::string_view value, std::s
   return 0;
 }
 
+// "name:weight,name:weight": engine names as daemon.engine takes them, weights 1..1000000.
+int shares_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
+  std::map<std::string, uint32_t> shares;
+  for (size_t at = 0; !value.empty();) {
+    const size_t comma = value.find(',', at);
+    const std::string_view item = value.substr(at, comma == value.npos ? value.npos : comma - at);
+    const size_t colon = item.rfind(':');
+    uint32_t w = 0;
+    const char* end = item.data() + item.size();
+    if (colon == std::string_view::npos || colon == 0 || colon > 23 ||
+        std::from_chars(item.data() + colon + 1, end, w).ptr != end || w == 0 || w > 1000000 ||
+        !shares.emplace(std::string(item.substr(0, colon)), w).second)
+      return fail(error, key, value,
+                  "engine:weight pairs separated by commas (names of at most 23 bytes, each "
+                  "once; weights 1..1000000)");
+    if (comma == value.npos) break;
+    at = comma + 1;
+  }
+  s.daemon.shares = std::move(shares);
+  return 0;
+}
+
 int socket_mode_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
   unsigned mode = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), mode, 8);
@@ -350,8 +372,10 @@ const SettingKey kSettingKeys[] = {
      "a Unix socket path (1..107 characters): where tempod serves and `device = daemon` "
      "connects",
      socket_path_key<TEMPO_FIELD(daemon.socket)>},
-    {"daemon.engine", "", "`pid <N>`",
-     "`device = daemon`: this engine's name in tempod's log (at most 23 bytes)", engine_key},
+    {"daemon.engine", "", "its own per connection (`#<client> pid <N>`)",
+     "`device = daemon`: this engine's name in tempod (at most 23 bytes): its processes share "
+     "claims, order and protected-capacity share",
+     engine_key},
     {"daemon.socket_mode", "0660", "", "tempod: the socket's permissions, an octal mode",
      socket_mode_key},
     {"daemon.socket_group", "", "tempod's group",
@@ -359,6 +383,14 @@ const SettingKey kSettingKeys[] = {
     {"daemon.max_queued", "256", "",
      "tempod: 1..65536 replies waiting for one client before its requests are not read",
      int_key<TEMPO_FIELD(daemon.max_queued), 1, 65536>},
+    {"daemon.shares", "", "every engine `daemon.default_share`",
+     "tempod: protected-capacity share weights of named engines, `engine:weight,...` (weights "
+     "1..1000000); an engine's part of the budget is budget x its weight / the weights of the "
+     "engines with live claims",
+     shares_key},
+    {"daemon.default_share", "1", "",
+     "tempod: the share weight of an engine `daemon.shares` does not name, 1..1000000",
+     int_key<TEMPO_FIELD(daemon.default_share), 1, 1000000>},
     {"cluster.backend", "off", "",
      "`off` or `rados`: a Ceph RADOS pool below the `uring` store (Documentation/cluster.md)",
      choice_key<TEMPO_FIELD(cluster.backend), [] { return std::span(kClusterBackends); }>},

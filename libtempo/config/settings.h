@@ -4,6 +4,7 @@
 // what it accepts.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
@@ -40,6 +41,9 @@ struct DaemonSettings {
   uint32_t socket_mode{};    // daemon.socket_mode: tempod's socket permissions
   std::string socket_group;  // daemon.socket_group: tempod's socket group ("" = its own)
   uint32_t max_queued{};     // daemon.max_queued: replies queued per client before backoff
+  // daemon.shares: protected-capacity share weights of named engines ("a:1,b:3")
+  std::map<std::string, uint32_t> shares;
+  uint32_t default_share{};  // daemon.default_share: the weight of every other engine
 };
 
 // The cluster tier's keys (`cluster.<name>`): a pool shared by every host, below the store.

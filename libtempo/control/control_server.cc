@@ -52,7 +52,11 @@ json stats_doc(const StackStats& s) {
               {"demand_bytes", d.demand_bytes},
               {"effective_rate_bps", p.effective_rate_bps},
               {"protected_gib_seconds", p.ledger_byte_seconds / double(1ull << 30)},
-              {"held_claims", s.held_claims}};
+              {"held_claims", s.held_claims},
+              {"retrievals_on_time", c.on_time},
+              {"retrievals_late", c.late},
+              {"commit_margin_sum_ns", c.margin_sum_ns},
+              {"commit_margin_buckets", c.margin_buckets}};
 }
 
 json claims_doc(const std::vector<ClaimView>& claims) {
@@ -68,6 +72,7 @@ json claims_doc(const std::vector<ClaimView>& claims) {
                        {"deferrals", c.deferrals},
                        {"cancel_pending", c.cancel_pending},
                        {"never_fits", c.never_fits},
+                       {"request", c.request},
                        {"error", c.error},
                        {"reported_ns", c.timing.reported},
                        {"committed_ns", c.timing.committed},

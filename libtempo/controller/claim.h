@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -61,6 +62,8 @@ struct Claim {
   int64_t order_pos = -1;       // position in the runtime's latest request order, -1 none
   std::vector<ObjectKey> keys;  // the manifest's keys in order: extents, ordinary read
   bool ordinary_read = false;   // ORDINARY: its ordinary read was started
+  uint32_t group = 0;           // its share group (Controller::set_share), 0 none
+  std::string request;          // the engine's request id (label()), for listings
   ClaimTiming timing;
 };
 

@@ -25,12 +25,29 @@ const Claim* Controller::claim(ClaimId id) const {
   return it == claims_.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+bool protects(ClaimState s) {
+  return s == ClaimState::kStaging || s == ClaimState::kStageReady ||
+         s == ClaimState::kTransferring;
+}
+
+}  // namespace
+
 void Controller::set_state(Claim& c, ClaimState to) {
   // An illegal transition is a controller bug, never a caller's: stop before state rots.
   if (!claim_transition_legal(c.state, to)) std::abort();
   if (c.state == ClaimState::kPlanned) --stats_.planned;
+  if (const auto g = shares_.find(c.group); g != shares_.end()) {
+    if (protects(to) && !protects(c.state)) g->second.protected_bytes += c.bytes;
+    if (!protects(to) && protects(c.state)) g->second.protected_bytes -= c.bytes;
+    if (claim_state_terminal(to)) --g->second.live;
+  }
   c.state = to;
   if (claim_state_terminal(to)) {
+    if (const auto g = shares_.find(c.group); g != shares_.end() && g->second.weight == 0 &&
+                                              g->second.live == 0 && g->second.protected_bytes == 0)
+      shares_.erase(g);
     --stats_.live;
     c.timing.ended = clock_.now();
     ended_.push_back(c.id);
@@ -81,8 +98,49 @@ bool spread_in_range(const TtuQuantiles* spread) {
 }
 }  // namespace
 
+int Controller::label(ClaimId id, std::string request) {
+  Claim* c = find(id);
+  if (!c) return -ENOENT;
+  c->request = std::move(request);
+  return 0;
+}
+
+void Controller::set_share(uint32_t group, uint32_t weight) {
+  if (group == 0) return;
+  if (weight > 0) {
+    auto [g, added] = shares_.try_emplace(group);
+    g->second.weight = weight;
+    if (added)  // claims reported with the group before it had a share count from now
+      for (const auto& [id, c] : claims_) {
+        if (c.group != group) continue;
+        g->second.live += claim_state_terminal(c.state) ? 0 : 1;
+        g->second.protected_bytes += protects(c.state) ? c.bytes : 0;
+      }
+  } else if (const auto g = shares_.find(group); g != shares_.end()) {
+    g->second.weight = 0;
+    if (g->second.live == 0 && g->second.protected_bytes == 0) shares_.erase(g);
+  }
+  evaluate();  // the others' parts changed
+}
+
+uint64_t Controller::share_bytes(uint32_t group) const {
+  const uint64_t budget = provider_.ledger().budget();
+  const auto g = shares_.find(group);
+  if (g == shares_.end() || g->second.weight == 0) return budget;
+  uint64_t active = g->second.weight;  // the asking group counts even while idle
+  for (const auto& [id, use] : shares_)
+    if (id != group && use.live > 0) active += use.weight;
+  return static_cast<uint64_t>(static_cast<long double>(budget) * g->second.weight / active);
+}
+
+bool Controller::within_share(const Claim& c) const {
+  const auto g = shares_.find(c.group);
+  if (g == shares_.end() || g->second.weight == 0) return true;
+  return g->second.protected_bytes + c.bytes <= share_bytes(c.group);
+}
+
 int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
-                       const TtuQuantiles* spread) {
+                       const TtuQuantiles* spread, uint32_t group) {
   if (!ttu_in_range(ttu) || !spread_in_range(spread)) return -EOVERFLOW;
   const ClaimId cid = next_id_;
   if (const int r = provider_.track(cid, manifest); r != 0) return r;
@@ -97,6 +155,8 @@ int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
   c.spread = spread ? *spread : TtuQuantiles::point(ttu);
   c.report_seq = next_seq_++;
   c.timing.reported = clock_.now();
+  c.group = group;
+  if (const auto g = shares_.find(group); g != shares_.end()) ++g->second.live;
   c.keys.reserve(manifest.size());
   for (const KvObject& o : manifest) c.keys.push_back(o.key);
   rest_.emplace(c.report_seq, cid);
@@ -179,14 +239,21 @@ void Controller::leave_planned(Claim& c) {
 void Controller::attempt(Claim& c) {
   const TimeNs now = clock_.now();
   const TimeNs ttr = provider_.ttr(c.id, ttr_mode()).value_or(0);
-  const CommitResult r = provider_.commit(c.id);
+  // Over its share: refused as for the budget (deferred; the ordinary path when due).
+  const CommitResult r =
+      within_share(c) ? provider_.commit(c.id) : CommitResult{-ENOSPC, 0, c.bytes, false};
   if (r.status == 0) {
     leave_planned(c);
     set_state(c, r.ready ? ClaimState::kStageReady : ClaimState::kStaging);
     c.timing.committed = now;
     if (r.ready) c.timing.ready = now;
     ++stats_.committed;
-    TEMPO_PROBE_CLAIM_COMMIT(c.id, r.new_bytes, ttr, ttu_now(c) - ttr);
+    const TimeNs margin = ttu_now(c) - ttr;
+    ++stats_.margin_buckets[static_cast<size_t>(
+        std::lower_bound(kCommitMarginBoundsNs.begin(), kCommitMarginBoundsNs.end(), margin) -
+        kCommitMarginBoundsNs.begin())];
+    stats_.margin_sum_ns += margin;
+    TEMPO_PROBE_CLAIM_COMMIT(c.id, r.new_bytes, ttr, margin);
     if (r.ready) {
       TEMPO_PROBE_CLAIM_READY(c.id, c.bytes);
       ready_notices_.push_back(c.id);  // told after the pass: the observer may call back in
@@ -281,6 +348,9 @@ int Controller::request_retrieval(ClaimId id, RetrievalOutcome* outcome) {
       pending_.push_back(id);
       evaluate();
     }
+    // Timeliness, once per claim: ready when asked for, or committed but still staging.
+    if (c->state == ClaimState::kStageReady) ++stats_.on_time;
+    if (c->state == ClaimState::kStaging) ++stats_.late;
   }
   switch (c->state) {
     case ClaimState::kStageReady:

@@ -7,6 +7,8 @@
 // Not thread-safe: the runtime serialises calls (the sim EventQueue, or the runtime loop).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -51,6 +53,14 @@ class ControllerObserver {
   virtual void on_claim_ordinary(ClaimId id) = 0;
 };
 
+// Upper bounds (inclusive) of the commit margin histogram's buckets; one more bucket holds
+// the margins above the last bound.
+inline constexpr std::array<TimeNs, 13> kCommitMarginBoundsNs = {
+    -100 * kNsPerMs, -10 * kNsPerMs, -kNsPerMs,      0,
+    kNsPerMs,        2 * kNsPerMs,   5 * kNsPerMs,   10 * kNsPerMs,
+    20 * kNsPerMs,   50 * kNsPerMs,  100 * kNsPerMs, kNsPerSec,
+    10 * kNsPerSec};
+
 struct ControllerStats {
   uint64_t reported = 0;
   uint64_t committed = 0;
@@ -64,6 +74,13 @@ struct ControllerStats {
   uint64_t evaluations = 0;
   uint64_t planned = 0;  // claims PLANNED now
   uint64_t live = 0;     // claims not in a terminal state now
+  // Retrievals requested of committed claims: stage-ready already, or still staging.
+  uint64_t on_time = 0;
+  uint64_t late = 0;
+  // Commit margins (TTU - TTR when a claim committed): counts by kCommitMarginBoundsNs
+  // bucket, and their sum (their count is `committed`).
+  std::array<uint64_t, kCommitMarginBoundsNs.size() + 1> margin_buckets{};
+  int64_t margin_sum_ns = 0;
 };
 
 class Controller final : public ProviderListener {
@@ -81,8 +98,9 @@ class Controller final : public ProviderListener {
   // expected to begin. -EINVAL empty manifest or zero-size object, -EOVERFLOW a TTU (or a
   // quantile of the spread) beyond +-kMaxTimeNs or a manifest over the provider's limits. `spread`,
   // when given, is the TTU's distribution (tempo-risk reads it; the point is used otherwise).
+  // `group` (0: none) is the claim's share group (set_share).
   int report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
-             const TtuQuantiles* spread = nullptr);
+             const TtuQuantiles* spread = nullptr, uint32_t group = 0);
   // A new TTU estimate (and spread). Ignored (0) once committed: commitment is never
   // revoked. -ENOENT unknown, -EINVAL terminal, -EOVERFLOW beyond +-kMaxTimeNs.
   int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
@@ -99,6 +117,25 @@ class Controller final : public ProviderListener {
   // Uncommitted: at once. Committed: protection is kept until outstanding staging and
   // transfer end. -EINVAL terminal, -EALREADY already cancelled.
   int cancel(ClaimId id);
+
+  // Protected-capacity shares (tempod's engines, Documentation/tempod.md): a claim of share
+  // group g != 0 commits only while g's protected bytes plus its own stay within g's part
+  // of the budget, budget x weight(g) / the sum of the weights of the groups with live
+  // claims. A group without live claims lends its part to the others; commitments are
+  // never revoked, so a lender gets its part back as the borrowers' claims end. Weight 0
+  // removes the group (its claims then commit against the budget alone).
+  struct ShareUse {
+    uint32_t weight = 0;
+    uint64_t live = 0;             // live claims of the group
+    uint64_t protected_bytes = 0;  // bytes of its STAGING, STAGE_READY, TRANSFERRING claims
+  };
+  void set_share(uint32_t group, uint32_t weight);
+  const std::map<uint32_t, ShareUse>& shares() const { return shares_; }
+  // The group's part of the budget now (the whole budget for group 0 or an unknown one).
+  uint64_t share_bytes(uint32_t group) const;
+
+  // Labels a claim with the engine's request id (listings show it). -ENOENT unknown.
+  int label(ClaimId id, std::string request);
 
   // The periodic tick; also usable as "re-evaluate now".
   void tick() { evaluate(); }
@@ -141,6 +178,8 @@ class Controller final : public ProviderListener {
   void attempt(Claim& c);
   void leave_planned(Claim& c);
   void release_claim(Claim& c, ClaimState to);
+  // Whether the claim's share group lets it commit now.
+  bool within_share(const Claim& c) const;
   TimeNs ttu_now(const Claim& c) const;
   TtrMode ttr_mode() const;
   // Erases ended claims past the retention window or over the retention count.
@@ -166,6 +205,7 @@ class Controller final : public ProviderListener {
   bool again_ = false;
   ControllerStats stats_;
   RiskCalibration risk_;
+  std::map<uint32_t, ShareUse> shares_;  // by group
 };
 
 }  // namespace tempo

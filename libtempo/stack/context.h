@@ -87,6 +87,9 @@ class Context {
   // elsewhere.
   int store_put(ObjectKey key, std::span<const std::byte> data);
   int store_delete(ObjectKey key);
+  // The uring device's object store (nullptr elsewhere), for maintenance through its owner
+  // (tempod's STORE_LIST, STORE_VERIFY, STORE_GC); thread-safe as ObjectStore is.
+  ObjectStore* store() const { return store_.get(); }
 
  private:
   Context() = default;

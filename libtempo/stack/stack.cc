@@ -26,8 +26,9 @@ void Stack::on_claim_ordinary(ClaimId id) {
   if (observer_) observer_->on_claim_ordinary(id);
 }
 
-int Stack::report(const Manifest& manifest, TimeNs ttu, ClaimId* id, const TtuQuantiles* spread) {
-  return controller_.report(manifest, ttu, id, spread);
+int Stack::report(const Manifest& manifest, TimeNs ttu, ClaimId* id, const TtuQuantiles* spread,
+                  uint32_t group) {
+  return controller_.report(manifest, ttu, id, spread, group);
 }
 
 int Stack::revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) {
@@ -59,6 +60,8 @@ ClaimView Stack::view(const Claim& c) {
   v.objects = c.objects;
   v.deferrals = c.deferrals;
   v.cancel_pending = c.cancel_pending;
+  v.group = c.group;
+  v.request = c.request;
   v.never_fits = c.bytes > provider_.ledger().budget();
   // An ended claim's TTU stops where it ended.
   const TimeNs at = c.timing.ended >= 0 ? c.timing.ended : clock_.now();

@@ -39,6 +39,8 @@ struct ClaimView {
   uint32_t deferrals = 0;
   bool cancel_pending = false;
   bool never_fits = false;  // its bytes exceed the protected budget: it can never commit
+  uint32_t group = 0;       // its share group (tempod's engine)
+  std::string request;      // the engine's request id, "" when not labelled
   // Latest TTU, adjusted for the time since it was given (up to the claim's end).
   TimeNs ttu = 0;
   std::optional<TimeNs> ttr;     // PLANNED: if committed now; STAGING: until stage-ready
@@ -80,13 +82,14 @@ class Stack final : private ControllerObserver {
 
   // The controller's operations (controller/controller.h), same errors.
   int report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
-             const TtuQuantiles* spread = nullptr);
+             const TtuQuantiles* spread = nullptr, uint32_t group = 0);
   int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
   int update_order(std::span<const ClaimId> order);
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome);
   int begin_transfer(ClaimId id);
   int end_transfer(ClaimId id);
   int cancel(ClaimId id);
+  int label(ClaimId id, std::string request) { return controller_.label(id, std::move(request)); }
   // Where the claim's retrieval stands (Controller::readiness): what waiters poll.
   int readiness(ClaimId id, RetrievalOutcome* outcome) const;
   // -ENOENT unknown (or erased after its retention window).

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <map>
+#include <string>
 
 namespace tempo {
 namespace {
@@ -74,6 +76,26 @@ TEST(Settings, ClusterKeysAreCheckedAndNeedTheUringDevice) {
   EXPECT_EQ(s.set("device", "uring", &err), 0);
   EXPECT_EQ(s.set("uring.store_path", "/tmp/x", &err), 0);
   EXPECT_EQ(s.validate(&err), 0);
+}
+
+TEST(Settings, DaemonSharesAreNamedWeights) {
+  tempo::Settings s;
+  std::string err;
+  EXPECT_EQ(s.daemon.default_share, 1u);
+  EXPECT_TRUE(s.daemon.shares.empty());
+  ASSERT_EQ(s.set("daemon.shares", "small:1,big:3", &err), 0) << err;
+  EXPECT_EQ(s.daemon.shares, (std::map<std::string, uint32_t>{{"small", 1}, {"big", 3}}));
+  ASSERT_EQ(s.set("daemon.shares", "a:b:2", &err), 0) << err;  // the last colon splits
+  EXPECT_EQ(s.daemon.shares.at("a:b"), 2u);
+  for (const char* bad : {"small", "small:0", "small:1000001", ":1", "a:1,a:2", "a:1,", "a:x",
+                          "a:-1", "aaaaaaaaaaaaaaaaaaaaaaaa:1"}) {
+    EXPECT_EQ(s.set("daemon.shares", bad, &err), -EINVAL) << bad;
+    EXPECT_NE(err.find("daemon.shares"), std::string::npos) << err;
+  }
+  EXPECT_EQ(s.daemon.shares.at("a:b"), 2u);  // unchanged by the refused values
+  EXPECT_EQ(s.set("daemon.default_share", "0", &err), -EINVAL);
+  EXPECT_EQ(s.set("daemon.default_share", "4", &err), 0);
+  EXPECT_EQ(s.daemon.default_share, 4u);
 }
 
 TEST(Settings, UnknownKeysAreRefusedDottedOrNot) {

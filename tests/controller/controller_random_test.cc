@@ -51,6 +51,10 @@ class RandomRun {
     c.provider = ProviderConfig{2000 + pick(2500), 2500.0, 2500.0, kNsPerSec, 0};
     c.controller = ControllerConfig{*parse_policy(kPolicies[pick(6)]), 50 * kNsPerMs};
     rt_ = std::make_unique<SimStack>(c);
+    if (pick(2)) {  // share groups 1 and 2 (claims of group 0 or 3 have none)
+      ctl().set_share(1, 1 + static_cast<uint32_t>(pick(3)));
+      ctl().set_share(2, 1 + static_cast<uint32_t>(pick(3)));
+    }
     for (ObjectKey k = 1; k <= kObjects; ++k) sizes_[k] = 50 + pick(400);
     for (auto [k, b] : sizes_) rt_->device.add_object(k, b);
   }
@@ -78,6 +82,8 @@ class RandomRun {
         break;
       case 7:
         if (pick(8) == 0) rt_->device.inject_stage_error(1 + pick(kObjects), -EIO);
+        if (pick(8) == 0)
+          ctl().set_share(1 + static_cast<uint32_t>(pick(3)), static_cast<uint32_t>(pick(3)));
         break;
       default:
         rt_->driver.events().run_until(rt_->driver.now() +
@@ -131,7 +137,9 @@ class RandomRun {
       m.push_back({k, sizes_[k]});
     }
     ClaimId id = 0;
-    ASSERT_EQ(ctl().report(m, static_cast<TimeNs>(pick(3000)) * kNsPerMs, &id), 0);
+    ASSERT_EQ(ctl().report(m, static_cast<TimeNs>(pick(3000)) * kNsPerMs, &id, nullptr,
+                           static_cast<uint32_t>(pick(4))),
+              0);
     ids_.push_back(id);
     seen_[id] = ClaimState::kPlanned;
   }
@@ -188,6 +196,26 @@ class RandomRun {
       if (c->state == ClaimState::kPlanned) check_ttr(*c);
     }
     ASSERT_EQ(ctl().stats().live, live);
+    // Each share group's live claims and protected bytes, recounted from its claims.
+    for (const auto& [group, use] : ctl().shares()) {
+      uint64_t g_live = 0, g_bytes = 0;
+      ctl().for_each_claim([&](const Claim& c) {
+        if (c.group != group) return;
+        g_live += claim_state_terminal(c.state) ? 0 : 1;
+        if (c.state == ClaimState::kStaging || c.state == ClaimState::kStageReady ||
+            c.state == ClaimState::kTransferring)
+          g_bytes += c.bytes;
+      });
+      ASSERT_EQ(use.live, g_live) << "group " << group;
+      ASSERT_EQ(use.protected_bytes, g_bytes) << "group " << group;
+      ASSERT_TRUE(use.weight > 0 || use.live > 0 || use.protected_bytes > 0) << group;
+    }
+    // Timeliness counts retrievals of committed claims; every commit has its margin.
+    const ControllerStats s = ctl().stats();
+    ASSERT_LE(s.on_time + s.late, s.committed);
+    uint64_t margins = 0;
+    for (uint64_t n : s.margin_buckets) margins += n;
+    ASSERT_EQ(margins, s.committed);
     // Only ended claims are erased, and no more of them are kept than the retention allows.
     ASSERT_LE(ctl().held_claims(), live + ctl().config().retain_claims);
   }

@@ -3,6 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "router.h"
+#include "same_requests.h"
+#include "serving_stack.h"
+
 namespace tempo {
 namespace {
 
@@ -37,6 +43,7 @@ ReplayRequest request(uint64_t id, TimeNs arrival, uint64_t first_key, int chunk
   r.prompt_tokens = 10 * static_cast<uint64_t>(chunks) + 5;
   for (int i = 0; i < chunks; ++i) r.prefix_chunks.push_back({first_key + i, 100});
   r.output_tokens = out;
+  r.first_chunk = first_key;
   return r;
 }
 
@@ -190,6 +197,327 @@ TEST(ServingEngine, OverLongRequestsAreRejectedAndCounted) {
 
 TEST(ServingEngine, UnknownPolicyIsAnError) {
   EXPECT_THROW(run(one_request(), "sometimes"), std::invalid_argument);
+}
+
+// Requests with the given first-chunk keys (0: a prompt shorter than a chunk).
+ReplayWorkload firsts(std::initializer_list<ObjectKey> keys) {
+  ReplayWorkload w;
+  for (ObjectKey k : keys) {
+    ReplayRequest r;
+    r.first_chunk = k;
+    w.requests.push_back(r);
+  }
+  return w;
+}
+
+TEST(Router, RoundRobinInArrivalOrder) {
+  const ReplayWorkload w = firsts({1, 1, 2, 0, 1});
+  EXPECT_EQ(route(w, 2, Router::kRoundRobin), (std::vector<uint32_t>{0, 1, 0, 1, 0}));
+  EXPECT_EQ(route(w, 3, Router::kRoundRobin), (std::vector<uint32_t>{0, 1, 2, 0, 1}));
+  EXPECT_EQ(route(w, 1, Router::kRoundRobin), (std::vector<uint32_t>{0, 0, 0, 0, 0}));
+}
+
+TEST(Router, PrefixAffinityHashesTheFirstChunk) {
+  // splitmix64's finalizer of keys 1, 2, 3: 6238072747940578789, 15839785061582574730,
+  // 2185194620014831856; mod 2: 1, 0, 0; mod 3: 1, 1, 2. Prompts without a chunk (0)
+  // go round robin among themselves.
+  const ReplayWorkload w = firsts({1, 2, 3, 1, 0, 0, 2, 0});
+  EXPECT_EQ(route(w, 2, Router::kPrefixAffinity), (std::vector<uint32_t>{1, 0, 0, 1, 0, 1, 0, 0}));
+  EXPECT_EQ(route(w, 3, Router::kPrefixAffinity), (std::vector<uint32_t>{1, 1, 2, 1, 0, 1, 1, 2}));
+}
+
+TEST(Router, NamesAndInvalidCounts) {
+  EXPECT_EQ(parse_router("round-robin"), Router::kRoundRobin);
+  EXPECT_EQ(parse_router("prefix-affinity"), Router::kPrefixAffinity);
+  EXPECT_EQ(parse_router("random"), std::nullopt);
+  EXPECT_EQ(parse_router(""), std::nullopt);
+  EXPECT_STREQ(router_name(Router::kPrefixAffinity), "prefix-affinity");
+  EXPECT_THROW(route(firsts({1}), 0, Router::kRoundRobin), std::invalid_argument);
+}
+
+Deployment deploy(uint32_t hosts, uint32_t engines, Router router = Router::kRoundRobin) {
+  Deployment d;
+  d.hosts = hosts;
+  d.engines_per_host = engines;
+  d.router = router;
+  return d;
+}
+
+RunResult run_on(const ReplayWorkload& w, const char* policy, Deployment d,
+                 SimStackConfig s = stack()) {
+  FixedCosts costs;
+  return run_serving(w, s, EngineConfig{policy, 1, 128}, costs, {}, d);
+}
+
+TEST(Engines, TwoEnginesServeSideBySideOnOneDevice) {
+  // Two requests at 0 with different 500 B prefixes, one slot per engine, demand.
+  ReplayWorkload w;
+  w.requests.push_back(request(1, 0, 1, 5, 1));
+  w.requests.push_back(request(2, 0, 11, 5, 1));
+  for (ObjectKey k : {1, 2, 3, 4, 5, 11, 12, 13, 14, 15}) w.preloaded.push_back({k, 100});
+  // One engine: A stages alone (0.5 s), retrieves (0.5 s), prefills (5 ms): 1.005 s; B is
+  // admitted then and takes the same 1.005 s: 2.010 s.
+  const RunResult one = run_on(w, "demand", Deployment{});
+  EXPECT_EQ(one.requests[0].timing.first_token, 1005 * kNsPerMs);
+  EXPECT_EQ(one.requests[1].timing.first_token, 2010 * kNsPerMs);
+  EXPECT_TRUE(one.engines.empty());
+  // Two engines, round robin: both admitted at 0 and both stage on the one device, FIFO in
+  // its 2 slots at 500 B/s each: objects 1-2 at 0.2 s, 3-4 at 0.4, 5 and 11 at 0.6 (A
+  // ready), 12-13 at 0.8, 14-15 at 1.0 (B ready). Each engine retrieves on its own GPU.
+  const RunResult two = run_on(w, "demand", deploy(1, 2, Router::kRoundRobin));
+  EXPECT_EQ(two.requests[0].engine, 0u);
+  EXPECT_EQ(two.requests[1].engine, 1u);
+  EXPECT_EQ(two.requests[0].claim.ready, 600 * kNsPerMs);
+  EXPECT_EQ(two.requests[1].claim.ready, 1000 * kNsPerMs);
+  EXPECT_EQ(two.requests[0].timing.first_token, 1105 * kNsPerMs);
+  EXPECT_EQ(two.requests[1].timing.first_token, 1505 * kNsPerMs);
+  ASSERT_EQ(two.engines.size(), 2u);
+  EXPECT_DOUBLE_EQ(two.engines[0].p95_ttft_s, 1.105);
+  EXPECT_DOUBLE_EQ(two.engines[1].p95_ttft_s, 1.505);
+  // One ledger: A's 500 B from 0 to 1.1 s, B's from 0 to 1.5 s.
+  EXPECT_DOUBLE_EQ(two.ledger_byte_seconds, 500.0 * 1.1 + 500.0 * 1.5);
+}
+
+TEST(Engines, PrefixAffinityKeepsASharedPrefixOnOneEngine) {
+  // A and B share the prefix 1-5 (first chunk 1: engine 1 of 2), C starts with chunk 12
+  // (engine 0). Round robin would put A and C on engine 0.
+  ReplayWorkload w;
+  w.requests.push_back(request(1, 0, 1, 5, 1));
+  w.requests.push_back(request(2, 0, 1, 5, 1));
+  w.requests.push_back(request(3, 0, 12, 5, 1));
+  for (ObjectKey k : {1, 2, 3, 4, 5, 12, 13, 14, 15, 16}) w.preloaded.push_back({k, 100});
+  const RunResult r = run_on(w, "demand", deploy(1, 2, Router::kPrefixAffinity));
+  EXPECT_EQ(r.requests[0].engine, 1u);
+  EXPECT_EQ(r.requests[1].engine, 1u);
+  EXPECT_EQ(r.requests[2].engine, 0u);
+  // A and C stage at 0 (A ready 0.6 s, C 1.0 s, as above). A: 1.105 s. B is admitted when
+  // A finishes (1.105 s) and finds 1-5 resident: retrieval and prefill, 1.610 s. C: 1.505 s.
+  EXPECT_EQ(r.requests[0].timing.first_token, 1105 * kNsPerMs);
+  EXPECT_EQ(r.requests[1].admitted, 1105 * kNsPerMs);
+  EXPECT_EQ(r.requests[1].timing.first_token, 1610 * kNsPerMs);
+  EXPECT_EQ(r.requests[2].timing.first_token, 1505 * kNsPerMs);
+  EXPECT_EQ(r.staged_bytes, 1000u);  // the shared prefix once
+}
+
+// Requests that all start with chunk 1 and then diverge: keys 1, 100i+1 .. 100i+c-1.
+ReplayWorkload one_prefix(uint64_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> chunks(2, 6), out(1, 4), gap(0, 300);
+  ReplayWorkload w;
+  w.preloaded.push_back({1, 100});
+  TimeNs t = 0;
+  for (int i = 0; i < n; ++i) {
+    t += gap(rng) * kNsPerMs;
+    ReplayRequest r = request(static_cast<uint64_t>(i), t, 1, 1, static_cast<uint32_t>(out(rng)));
+    const int c = chunks(rng);
+    for (int k = 1; k < c; ++k) {
+      const ObjectKey key = 100 * static_cast<ObjectKey>(i + 1) + static_cast<ObjectKey>(k);
+      r.prefix_chunks.push_back({key, 100});
+      w.preloaded.push_back({key, 100});
+    }
+    r.prompt_tokens = 10 * static_cast<uint64_t>(c) + 5;
+    w.requests.push_back(r);
+  }
+  return w;
+}
+
+TEST(Engines, OneBusyEngineAmongIdleOnesServesAsOneEngineAlone) {
+  // Every request starts with chunk 1, so prefix-affinity sends all of them to engine
+  // splitmix64(1) mod 3 = 1; engines 0 and 2 stay idle. The controller then sees engine 1's
+  // queue at places 1, 4, 7, ... and queue-K counts 3K places: every policy must decide
+  // exactly as with that engine alone.
+  const ReplayWorkload w = one_prefix(7, 12);
+  for (const char* policy :
+       {"demand", "immediate", "queue-1", "queue-4", "tempo-static", "tempo", "tempo-risk"}) {
+    SCOPED_TRACE(policy);
+    const RunResult one = run_on(w, policy, Deployment{});
+    const RunResult three = run_on(w, policy, deploy(1, 3, Router::kPrefixAffinity));
+    expect_same_requests(one, three, true);
+    for (const RequestRecord& q : three.requests) EXPECT_EQ(q.engine, 1u);
+    EXPECT_EQ(one.ledger_byte_seconds, three.ledger_byte_seconds);
+    EXPECT_EQ(one.capacity_deferrals, three.capacity_deferrals);
+    ASSERT_EQ(three.engines.size(), 3u);
+    EXPECT_EQ(three.engines[0].completed, 0u);
+    EXPECT_EQ(three.engines[1].completed, 12u);
+  }
+}
+
+TEST(Engines, SharedBudgetIsNeverExceeded) {
+  // Four engines over one stack with a 1,000 B budget (claims of 100-800 B from 8 shared
+  // documents): the ledger is checked every millisecond of the run.
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (const char* policy : {"immediate", "queue-4", "tempo", "tempo-risk"}) {
+      SCOPED_TRACE(std::string(policy) + " seed " + std::to_string(seed));
+      std::mt19937_64 rng(seed);
+      std::uniform_int_distribution<int> doc(0, 7), chunks(1, 8), gap(0, 100);
+      ReplayWorkload w;
+      for (ObjectKey k = 0; k < 80; ++k) w.preloaded.push_back({k + 1, 100});
+      TimeNs t = 0;
+      for (int i = 0; i < 40; ++i) {
+        t += gap(rng) * kNsPerMs;
+        w.requests.push_back(request(static_cast<uint64_t>(i), t,
+                                     10 * static_cast<ObjectKey>(doc(rng)) + 1, chunks(rng), 2));
+      }
+      SimStackConfig s = stack();
+      s.provider.budget_bytes = 1000;
+      s.controller.policy = *parse_policy(policy);
+      s.controller = for_engines(s.controller, 4);
+      VirtualDriver driver;
+      SimServingStack st(driver, s);
+      uint64_t peak = 0;
+      std::function<void()> check = [&] {
+        const uint64_t ledger = st.stack().stats().provider.ledger_bytes;
+        peak = std::max(peak, ledger);
+        EXPECT_LE(ledger, 1000u) << "at " << driver.now();
+        if (driver.now() < 60 * kNsPerSec) driver.schedule_after(kNsPerMs, check);
+      };
+      driver.schedule_after(0, check);
+      FixedCosts costs;
+      const RunResult r = run_serving(w, st, EngineConfig{policy, 2, 128}, costs,
+                                      deploy(1, 4, Router::kRoundRobin));
+      EXPECT_EQ(r.summary.completed, 40u);
+      EXPECT_GT(peak, 500u);  // the budget was pressed, not idle
+      EXPECT_GT(r.requests.back().timing.finish, 0);
+      EXPECT_LT(r.requests.back().timing.finish, 60 * kNsPerSec);
+    }
+  }
+}
+
+TEST(Engines, InvalidDeploymentsAreErrors) {
+  const ReplayWorkload w = one_request();
+  EXPECT_THROW(run_on(w, "tempo", deploy(0, 1)), std::invalid_argument);
+  EXPECT_THROW(run_on(w, "tempo", deploy(1, 0)), std::invalid_argument);
+  EXPECT_THROW(run_on(w, "tempo", deploy(1, kMaxDeploymentSize + 1)), std::invalid_argument);
+  VirtualDriver driver;
+  SimServingStack st(driver, stack());
+  FixedCosts costs;
+  // One given stack is one host.
+  EXPECT_THROW(run_serving(w, st, EngineConfig{"tempo", 1, 128}, costs, deploy(2, 1)),
+               std::invalid_argument);
+}
+
+// The pool's model: 1 ms per request, 1000 B/s.
+ClusterModel pool_model() {
+  ClusterModel m;
+  m.enabled = true;
+  m.rate_bps = 1000.0;
+  m.latency = kNsPerMs;
+  return m;
+}
+
+TEST(ClusterPool, ReadsPayTheLatencyThenShareTheLink) {
+  VirtualDriver driver;
+  PoolLink link(driver, pool_model());
+  TimeNs a = -1, b = -1, c = -1;
+  link.read(100, [&] { a = driver.now(); });
+  link.read(300, [&] { b = driver.now(); });
+  driver.run_all();
+  // Both move from 1 ms at 500 B/s each: 100 B by 201 ms; then 200 B alone at 1000 B/s.
+  EXPECT_EQ(a, 201 * kNsPerMs);
+  EXPECT_EQ(b, 401 * kNsPerMs);
+  link.read(100, [&] { c = driver.now(); });  // alone: 1 ms + 100 ms
+  driver.run_all();
+  EXPECT_EQ(c, 502 * kNsPerMs);
+}
+
+TEST(ClusterPool, APutIsVisibleOnceWrittenThrough) {
+  VirtualDriver driver;
+  ClusterPool pool(driver, pool_model());
+  pool.preload({7, 50});
+  EXPECT_EQ(pool.size(7), 50);
+  pool.write_through({1, 100});
+  pool.write_through({1, 100});  // the same object again: one write
+  pool.write_through({7, 50});   // already there: none
+  ASSERT_EQ(driver.advance(100 * kNsPerMs), 0);
+  EXPECT_EQ(pool.size(1), -ENOENT);  // 1 ms + 100 B at 1000 B/s: 101 ms
+  ASSERT_EQ(driver.advance(kNsPerMs), 0);
+  EXPECT_EQ(pool.size(1), 100);
+  EXPECT_EQ(pool.written_bytes(), 100u);
+}
+
+// A computes chunks 1-5 on host 0 (no hit: 55 tokens of prefill, first token at 55 ms) and
+// saves them; B reuses them on host 1, arriving at `b_at`.
+ReplayWorkload across_hosts(TimeNs b_at) {
+  ReplayWorkload w;
+  ReplayRequest a = request(0, 0, 1, 5, 1);
+  a.chunks = a.prefix_chunks;
+  a.prefix_chunks.clear();  // nothing reusable yet at its arrival
+  ReplayRequest b = request(1, b_at, 1, 5, 1);
+  b.chunks = b.prefix_chunks;
+  w.requests = {a, b};
+  w.preloaded = b.chunks;  // what later requests reuse
+  w.computed_in_run = true;
+  return w;
+}
+
+TEST(Hosts, WithoutAPoolAnotherHostsKvIsAMiss) {
+  const RunResult r = run_on(across_hosts(200 * kNsPerMs), "demand", deploy(2, 1));
+  const RequestRecord &a = r.requests[0], &b = r.requests[1];
+  EXPECT_EQ(a.host, 0u);
+  EXPECT_EQ(b.host, 1u);
+  EXPECT_EQ(a.timing.first_token, 55 * kNsPerMs);
+  // B recomputes the 55 tokens: first token 55 ms after its arrival.
+  EXPECT_EQ(b.cached_tokens, 0u);
+  EXPECT_EQ(b.timing.first_token, 255 * kNsPerMs);
+  EXPECT_EQ(r.reusable_bytes, 500u);
+  EXPECT_EQ(r.hit_bytes, 0u);
+  EXPECT_EQ(r.pool_read_bytes, 0u);
+}
+
+TEST(Hosts, APoolHitStagesThroughTheLocalStore) {
+  Deployment d = deploy(2, 1);
+  d.cluster = pool_model();
+  const RunResult r = run_on(across_hosts(200 * kNsPerMs), "demand", d);
+  const RequestRecord& b = r.requests[1];
+  // A saved 1-5 at 55 ms; each is in the pool 1 ms + 100 ms later. B (200 ms) hits all five
+  // in the pool and commits at admission: five pool reads side by side, 1 ms then 500 B at
+  // 1000 B/s (701 ms), then local staging in 2 slots at 500 B/s each: 1-2 at 901 ms, 3-4 at
+  // 1101, 5 alone at 1201 ms. Retrieval 500 ms, prefill 5 ms: first token at 1.706 s.
+  EXPECT_EQ(b.cached_tokens, 50u);
+  EXPECT_EQ(b.kv_bytes, 500u);
+  EXPECT_EQ(b.pool_bytes, 500u);
+  EXPECT_EQ(b.path, RetrievalPath::kStaged);
+  EXPECT_EQ(b.claim.committed, 200 * kNsPerMs);
+  EXPECT_EQ(b.claim.ready, 1201 * kNsPerMs);
+  EXPECT_EQ(b.timing.first_token, 1706 * kNsPerMs);
+  EXPECT_EQ(r.pool_hit_bytes, 500u);
+  EXPECT_EQ(r.pool_read_bytes, 500u);
+  EXPECT_EQ(r.pool_written_bytes, 500u);
+  // Arriving at 150 ms, before the write-through ended (156 ms), B misses.
+  const RunResult early = run_on(across_hosts(150 * kNsPerMs), "demand", d);
+  EXPECT_EQ(early.requests[1].cached_tokens, 0u);
+  EXPECT_EQ(early.requests[1].timing.first_token, 205 * kNsPerMs);
+}
+
+TEST(Hosts, TheOrdinaryPathFetchesFromThePoolFirst) {
+  Deployment d = deploy(2, 1);
+  d.cluster = pool_model();
+  SimStackConfig s = stack();
+  s.provider.budget_bytes = 400;  // B's 500 B claim is never protected
+  const RunResult r = run_on(across_hosts(200 * kNsPerMs), "tempo", d, s);
+  const RequestRecord& b = r.requests[1];
+  // Pool reads until 701 ms, then the demand read of 500 B at 100 B/s (5 s), retrieval
+  // (0.5 s) and prefill: 6.206 s.
+  EXPECT_EQ(b.path, RetrievalPath::kOrdinary);
+  EXPECT_EQ(b.kv_available, 5701 * kNsPerMs);
+  EXPECT_EQ(b.timing.first_token, 6206 * kNsPerMs);
+}
+
+TEST(Hosts, ClusterOptionsAreChecked) {
+  Deployment d = deploy(2, 1);
+  d.cluster = pool_model();
+  d.cluster.rate_bps = 0;
+  EXPECT_THROW(run_on(one_request(), "tempo", d), std::invalid_argument);
+  d.cluster = pool_model();
+  d.cluster.latency = -1;
+  EXPECT_THROW(run_on(one_request(), "tempo", d), std::invalid_argument);
+  VirtualDriver driver;
+  SimServingStack st(driver, stack());
+  FixedCosts costs;
+  d.hosts = 1;
+  d.cluster = pool_model();  // a given stack has no pool below it
+  EXPECT_THROW(run_serving(one_request(), st, EngineConfig{"tempo", 1, 128}, costs, d),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include "experiments.h"
 #include "serving_engine.h"
 
 namespace tempo {
@@ -90,6 +92,52 @@ TEST_F(UringReplay, EachRunStartsFromAnEmptyFastTier) {
   run("immediate");
   const RunResult again = run("immediate");
   EXPECT_EQ(again.staged_bytes, 4u << 20);
+}
+
+// The units of C: the uring device runs at 1/byte_scale of the model's bytes, and reports
+// C and the bytes moved in the model's bytes again, as the sim device does at full scale.
+// Three trace requests share 4 blocks of 16 tokens (2 MiB of Llama's KV each; 128 KiB on
+// disk at byte scale 16). A slow 0.1 GiB/s device link makes the retrieval (8 MiB: 78 ms of
+// the model's time on both devices, protected under demand) dominate the protected time,
+// so the two devices' C agree within what real I/O adds, where C at 1/16 scale would be
+// about 6% of the sim's.
+TEST(UringReplayUnits, CAndBytesAreInTheModelsBytesOnEveryDevice) {
+  const auto dir = std::filesystem::path(TEMPO_TEST_SCRATCH) / "uring-units";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream t(dir / "trace.jsonl");
+    t << R"({"timestamp": 0, "input_length": 72, "output_length": 2, "hash_ids": [1, 2, 3, 4]})"
+      << "\n"
+      << R"({"timestamp": 100, "input_length": 88, "output_length": 2, "hash_ids": [1, 2, 3, 4, 5]})"
+      << "\n"
+      << R"({"timestamp": 200, "input_length": 88, "output_length": 2, "hash_ids": [1, 2, 3, 4, 6]})"
+      << "\n";
+  }
+  ReplaySetup s = default_setup();
+  s.workload.name = "trace";
+  s.workload.trace_path = (dir / "trace.jsonl").string();
+  s.workload.trace_block_tokens = 16;
+  s.policies = {"demand"};
+  s.device_link_bps = 0.1 * double(1ull << 30);
+  s.stack.device.capacity_bytes = 1ull << 30;  // a 64 MiB arena on the uring device
+  s.stack.provider.budget_bytes = 512ull << 20;
+  std::vector<ExperimentRow> sim, uring;
+  std::string error;
+  ASSERT_EQ(run_comparison(s, &sim, &error), 0) << error;
+  s.device = "uring";
+  s.store_dir = (dir / "store").string();
+  s.byte_scale = 16;
+  ASSERT_EQ(run_comparison(s, &uring, &error), 0) << error;
+  ASSERT_EQ(sim.size(), 1u);
+  ASSERT_EQ(uring.size(), 1u);
+  const RunResult &a = sim[0].result, &b = uring[0].result;
+  EXPECT_EQ(a.staged_bytes, 4u * (2u << 20));  // the shared blocks once, 2 MiB each
+  EXPECT_EQ(b.staged_bytes, a.staged_bytes);
+  EXPECT_EQ(b.copied_bytes, 2u * 4u * (128u << 10));  // what the machine really copied
+  EXPECT_GT(a.summary.c_gib_s_per_req, 0);
+  EXPECT_GE(b.summary.c_gib_s_per_req, 0.5 * a.summary.c_gib_s_per_req);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -2,11 +2,14 @@
 // the same run:
 //   1. claim report round trip through tempod vs in-process (p50/p99), and vs a bare
 //      SOCK_SEQPACKET ping-pong between two processes (the transport's floor);
-//   2. claim operations per second (report + cancel) with 1, 2, 4, 8 client processes;
+//   2. claim operations per second (report + cancel) with 1, 2, 4, 8 client processes, one
+//      call per operation (the C ABI) and batched (BATCH messages of kBatch reports, then
+//      kBatch cancels, on the protocol directly);
 //   3. a client reading a claim's mapped extents vs memcpy between private buffers.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/tempod_proto.h"
 #include "tempo/tempo.h"
 
 namespace {
@@ -98,27 +102,21 @@ Percentiles seqpacket_pingpong(int n) {
   return percentiles(t);
 }
 
-// Aggregate report+cancel operations per second of `clients` processes for `seconds`.
-double claim_ops(const std::string& socket, int clients, double seconds) {
+// Aggregate operations per second of `clients` processes running `work(k)` for `seconds`:
+// each child's `work` runs operations until the time is up and returns how many (< 0 on a
+// failure).
+template <typename Work>
+double aggregate_ops(int clients, double seconds, Work work) {
   int fds[2];
   if (pipe(fds) != 0) die("pipe", -errno);
   std::vector<pid_t> kids;
   for (int k = 0; k < clients; ++k) {
     const pid_t p = fork();
     if (p == 0) {
-      tempo_ctx* c = open_ctx({{"device", "daemon"}, {"daemon.socket", socket}});
-      const tempo_object objs[] = {{uint64_t(k) + 1, 1 << 20}};
-      uint64_t ops = 0;
       const auto t0 = Clock::now();
-      while (ns_since(t0) < seconds * 1e9) {
-        tempo_claim_id id = 0;
-        if (tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id) != 0) _exit(1);
-        if (tempo_claim_cancel(c, id) != 0) _exit(1);
-        ops += 2;
-      }
+      const int64_t ops = work(k, [&] { return ns_since(t0) < seconds * 1e9; });
       const double rate = double(ops) / (ns_since(t0) / 1e9);
-      if (write(fds[1], &rate, sizeof(rate)) != sizeof(rate)) _exit(1);
-      tempo_ctx_unref(c);
+      if (ops < 0 || write(fds[1], &rate, sizeof(rate)) != sizeof(rate)) _exit(1);
       _exit(0);
     }
     kids.push_back(p);
@@ -133,6 +131,100 @@ double claim_ops(const std::string& socket, int clients, double seconds) {
   close(fds[0]);
   close(fds[1]);
   return total;
+}
+
+// Report+cancel operations per second of `clients` processes, one C ABI call each.
+double claim_ops(const std::string& socket, int clients, double seconds) {
+  return aggregate_ops(clients, seconds, [&](int k, auto running) -> int64_t {
+    tempo_ctx* c = open_ctx({{"device", "daemon"}, {"daemon.socket", socket}});
+    const tempo_object objs[] = {{uint64_t(k) + 1, 1 << 20}};
+    int64_t ops = 0;
+    while (running()) {
+      tempo_claim_id id = 0;
+      if (tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id) != 0 ||
+          tempo_claim_cancel(c, id) != 0)
+        return -1;
+      ops += 2;
+    }
+    tempo_ctx_unref(c);
+    return ops;
+  });
+}
+
+constexpr uint32_t kBatch = 128;
+
+// One BATCH round trip on a raw protocol connection: `ops` entries of `op` (REPORT of one
+// 1 MiB object, or CANCEL of ids[i]); REPORT's ids into ids. false on any failure.
+bool batch_roundtrip(int s, uint16_t op, uint64_t key, std::vector<uint64_t>& ids,
+                     std::vector<std::byte>& buf) {
+  const bool report = op == TEMPOD_OP_REPORT;
+  const size_t entry = sizeof(tempod_batch_entry) + (report ? sizeof(tempo_object) : 0);
+  buf.resize(sizeof(tempod_batch) + kBatch * entry);
+  tempod_batch b{};
+  b.hdr = {TEMPOD_OP_BATCH, TEMPOD_PROTO_VERSION, uint32_t(buf.size()), 1, 0, 0};
+  b.count = kBatch;
+  std::memcpy(buf.data(), &b, sizeof(b));
+  for (uint32_t i = 0; i < kBatch; ++i) {
+    const tempod_batch_entry e{op, 0, report ? 1u : 0u, report ? 0 : ids[i],
+                               report ? 3'600'000'000'000 : 0};
+    std::byte* at = buf.data() + sizeof(b) + i * entry;
+    std::memcpy(at, &e, sizeof(e));
+    if (report) {
+      const tempo_object o{key, 1 << 20};
+      std::memcpy(at + sizeof(e), &o, sizeof(o));
+    }
+  }
+  if (send(s, buf.data(), buf.size(), 0) != ssize_t(buf.size())) return false;
+  buf.resize(TEMPOD_MAX_MESSAGE);
+  const ssize_t n = recv(s, buf.data(), buf.size(), 0);
+  tempod_reply_value v{};
+  if (n != ssize_t(sizeof(v) + kBatch * sizeof(tempod_batch_result))) return false;
+  std::memcpy(&v, buf.data(), sizeof(v));
+  if (v.hdr.status != 0) return false;
+  for (uint32_t i = 0; i < kBatch; ++i) {
+    tempod_batch_result r{};
+    std::memcpy(&r, buf.data() + sizeof(v) + i * sizeof(r), sizeof(r));
+    if (r.status != 0) return false;
+    if (report) ids[i] = uint64_t(r.value);
+  }
+  return true;
+}
+
+// A raw protocol connection after HELLO, or -1.
+int raw_client(const std::string& socket) {
+  const int s = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket.c_str(), sizeof(addr.sun_path) - 1);
+  tempod_hello hello{};
+  hello.hdr = {TEMPOD_OP_HELLO, TEMPOD_PROTO_VERSION, sizeof(hello), 1, 0, 0};
+  tempod_hello_reply r{};
+  if (connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      send(s, &hello, sizeof(hello), 0) != ssize_t(sizeof(hello)) ||
+      recv(s, &r, sizeof(r), 0) != ssize_t(sizeof(r)) || r.hdr.status != 0) {
+    close(s);
+    return -1;
+  }
+  return s;
+}
+
+// As claim_ops, batched: kBatch reports in one message, then their kBatch cancels.
+double batched_claim_ops(const std::string& socket, int clients, double seconds) {
+  return aggregate_ops(clients, seconds, [&](int k, auto running) -> int64_t {
+    const int s = raw_client(socket);
+    if (s < 0) return -1;
+    std::vector<uint64_t> ids(kBatch);
+    std::vector<std::byte> buf;
+    int64_t ops = 0;
+    while (running()) {
+      if (!batch_roundtrip(s, TEMPOD_OP_REPORT, uint64_t(k) + 1, ids, buf) ||
+          !batch_roundtrip(s, TEMPOD_OP_CANCEL, 0, ids, buf))
+        return -1;
+      ops += 2 * kBatch;
+    }
+    close(s);
+    return ops;
+  });
 }
 
 double copy_gbps(const std::vector<std::pair<const char*, size_t>>& from, char* to, int rounds) {
@@ -189,8 +281,10 @@ int main() {
   std::printf("  seqpacket ping-pong %9.0f %8.0f  (transport floor)\n", floor.p50, floor.p99);
   std::printf("  tempod / floor      %9.2f %8.2f\n", d.p50 / floor.p50, d.p99 / floor.p99);
 
-  std::printf("claim ops/s (report + cancel)\n");
-  for (int n : {1, 2, 4, 8}) std::printf("  %d clients  %10.0f\n", n, claim_ops(socket, n, 2.0));
+  std::printf("claim ops/s (report + cancel)   one per call   batched by %u\n", kBatch);
+  for (int n : {1, 2, 4, 8})
+    std::printf("  %d clients  %20.0f %16.0f\n", n, claim_ops(socket, n, 2.0),
+                batched_claim_ops(socket, n, 2.0));
 
   std::vector<char> data(kObject);
   std::vector<tempo_object> objs;

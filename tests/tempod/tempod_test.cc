@@ -10,8 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -39,9 +41,13 @@ class TempodTest : public ::testing::Test {
     dir_ = tmpl;
     socket_ = dir_ + "/tempod.sock";
     store_ = dir_ + "/store";
+    write_conf("");
+  }
+  // tempod's configuration, with `extra` lines among the top-level keys.
+  void write_conf(const std::string& extra) const {
     std::ofstream(dir_ + "/tempod.conf")
         << "device = uring\nfast_tier_bytes = 64MiB\nbudget_bytes = 8MiB\npolicy = tempo\n"
-        << "daemon.socket = " << socket_ << "\n[uring]\nstore_path = " << store_
+        << extra << "daemon.socket = " << socket_ << "\n[uring]\nstore_path = " << store_
         << "\nhuge_pages = false\nprefault = false\n";
   }
   void TearDown() override {
@@ -110,6 +116,57 @@ class TempodTest : public ::testing::Test {
     return r;
   }
 
+  // A bare protocol connection after its HELLO, or -1.
+  int raw_hello() const {
+    const int s = raw_connect();
+    tempod_hello hello{};
+    hello.hdr = {TEMPOD_OP_HELLO, TEMPOD_PROTO_VERSION, sizeof(hello), 1, 0, 0};
+    tempod_hello_reply r{};
+    if (s < 0 || send(s, &hello, sizeof(hello), 0) != ssize_t(sizeof(hello)) ||
+        recv(s, &r, sizeof(r), 0) != ssize_t(sizeof(r)) || r.hdr.status != 0) {
+      if (s >= 0) close(s);
+      return -1;
+    }
+    return s;
+  }
+  // Sends one request, returns its reply's bytes.
+  static std::vector<std::byte> roundtrip(int s, const void* msg, size_t len) {
+    EXPECT_EQ(send(s, msg, len, 0), ssize_t(len));
+    std::vector<std::byte> r(TEMPOD_MAX_MESSAGE);
+    const ssize_t n = recv(s, r.data(), r.size(), 0);
+    EXPECT_GE(n, ssize_t(sizeof(tempod_hdr)));
+    r.resize(n > 0 ? size_t(n) : 0);
+    return r;
+  }
+  static int status_of(const std::vector<std::byte>& r) {
+    tempod_hdr h{};
+    std::memcpy(&h, r.data(), std::min(r.size(), sizeof(h)));
+    return h.status;
+  }
+  // Claims of `ids` whose state holds protected capacity (committed, not ended).
+  static size_t committed(tempo_ctx* c, const std::vector<tempo_claim_id>& ids) {
+    size_t n = 0;
+    for (tempo_claim_id id : ids) {
+      tempo_claim_info info{};
+      if (tempo_claim_query(c, id, &info) == 0 &&
+          (info.state == TEMPO_CLAIM_STAGING || info.state == TEMPO_CLAIM_STAGE_READY ||
+           info.state == TEMPO_CLAIM_TRANSFERRING))
+        ++n;
+    }
+    return n;
+  }
+  // Runs a tempoctl command line; its stdout, and its exit code in *code.
+  static std::string tempoctl(const std::string& args, int* code) {
+    FILE* p = popen((std::string(TEMPOCTL_PATH) + " " + args).c_str(), "r");
+    std::string out;
+    if (p == nullptr) return out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+    const int status = pclose(p);
+    *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return out;
+  }
+
   // A bare protocol connection (no HELLO sent yet), or -1.
   int raw_connect() const {
     const int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -170,7 +227,8 @@ TEST_F(TempodTest, SameCallsAndReturnCodesAsInProcess) {
   EXPECT_EQ(tempo_order_update(c, order, 2), 0);
   EXPECT_EQ(tempo_sim_advance(c, 1), -EOPNOTSUPP);
 
-  // Claims belong to their connection: another client cannot see or touch this one.
+  // Claims belong to their engine, and an unnamed client is an engine of its own: another
+  // client cannot see or touch this one.
   tempo_ctx* other = must_client();
   EXPECT_EQ(tempo_claim_query(other, id, &info), -ENOENT);
   EXPECT_EQ(tempo_claim_cancel(other, id), -ENOENT);
@@ -441,6 +499,445 @@ TEST_F(TempodTest, TempoctlMetricsPrintsPrometheusText) {
   EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 1);
 }
 
+// One engine, several processes (a scheduler and its workers): the connections that give
+// one engine name share its claims; the claims live until the engine's last connection
+// closes, and a transfer begun by a connection that goes away is ended.
+TEST_F(TempodTest, ConnectionsOfOneEngineShareItsClaims) {
+  start_daemon();
+  tempo_ctx* sched = nullptr;
+  tempo_ctx* worker = nullptr;
+  tempo_ctx* other = nullptr;
+  ASSERT_EQ(client(&sched, "vllm-0"), 0);
+  ASSERT_EQ(client(&worker, "vllm-0"), 0);
+  ASSERT_EQ(client(&other, "vllm-1"), 0);
+  put(sched, 61);
+  put(sched, 62);
+  const tempo_object objs[] = {{61, kObjectBytes}, {62, kObjectBytes}};
+  tempo_claim_id id = 0;
+  tempo_claim_id keep = 0;
+  ASSERT_EQ(tempo_claim_report(sched, objs, 2, 3'600'000'000'000, &id), 0);
+  ASSERT_EQ(tempo_claim_report(sched, objs, 1, 3'600'000'000'000, &keep), 0);
+  tempo_claim_info info{};
+  EXPECT_EQ(tempo_claim_query(worker, id, &info), 0);
+  EXPECT_EQ(tempo_claim_query(other, id, &info), -ENOENT);
+  EXPECT_EQ(tempo_claim_cancel(other, id), -ENOENT);
+  EXPECT_EQ(tempo_order_update(worker, &id, 1), 0);
+  int outcome = -1;
+  ASSERT_EQ(tempo_claim_request_retrieval(sched, id, &outcome), 0);
+  ASSERT_EQ(tempo_claim_wait_ready(worker, id, 10'000'000'000, &outcome), 0);
+  ASSERT_EQ(outcome, TEMPO_RETRIEVAL_READY);
+  ASSERT_EQ(tempo_claim_transfer_begin(worker, id), 0);
+  tempo_extent ext[4];
+  size_t n = 0;
+  ASSERT_EQ(tempo_claim_extents(worker, id, ext, 4, &n), 0);
+  ASSERT_EQ(n, 2u);
+  const auto want = object_bytes(62);
+  EXPECT_EQ(std::memcmp(ext[1].addr, want.data(), want.size()), 0);
+  // The worker dies mid-transfer: its transfer ends, the engine's other claim lives on.
+  tempo_ctx_unref(worker);
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  while (tempo_claim_query(sched, id, &info) == 0 && info.state != TEMPO_CLAIM_RELEASED &&
+         Clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(info.state, TEMPO_CLAIM_RELEASED);
+  ASSERT_EQ(tempo_claim_query(sched, keep, &info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
+  // The engine's last connection goes: its claims are cancelled.
+  tempo_ctx_unref(sched);
+  tempo_ctx* watch = must_client();
+  const tempo_stats s = settle(watch);
+  EXPECT_EQ(s.claims_live, 0u);
+  EXPECT_EQ(s.claims_cancelled, 1u);
+  EXPECT_EQ(s.ledger_bytes, 0u);
+  tempo_ctx_unref(watch);
+  tempo_ctx_unref(other);
+}
+
+// ABI 0.3 through the daemon: store lookup and delete, the fast tier's mapping, the
+// asynchronous writer and the runtime side's per-step call (its revisions in one batch).
+TEST_F(TempodTest, EngineCallsOfAbi03GoThroughTheDaemon) {
+  start_daemon();
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  for (uint64_t k : {71, 72, 73}) put(c, k);
+  const uint64_t keys[] = {71, 72, 73, 74};
+  size_t prefix = 99;
+  EXPECT_EQ(tempo_store_lookup(c, keys, 4, &prefix), 0);
+  EXPECT_EQ(prefix, 3u);
+  EXPECT_EQ(tempo_store_lookup(c, keys, 0, &prefix), 0);
+  EXPECT_EQ(prefix, 0u);
+  EXPECT_EQ(tempo_store_lookup(c, nullptr, 2, &prefix), -EINVAL);
+  EXPECT_EQ(tempo_store_delete(c, 72), 0);
+  EXPECT_EQ(tempo_store_delete(c, 72), -ENOENT);
+  EXPECT_EQ(tempo_store_lookup(c, keys, 4, &prefix), 0);
+  EXPECT_EQ(prefix, 1u);
+
+  void* base = nullptr;
+  uint64_t bytes = 0;
+  ASSERT_EQ(tempo_ctx_fast_tier(c, &base, &bytes), 0);
+  EXPECT_EQ(bytes, 64u << 20);
+  const tempo_object objs[] = {{73, kObjectBytes}};
+  tempo_claim_id id = 0;
+  int outcome = 0;
+  ASSERT_EQ(tempo_claim_report(c, objs, 1, 0, &id), 0);
+  ASSERT_EQ(tempo_claim_request_retrieval(c, id, &outcome), 0);
+  ASSERT_EQ(tempo_claim_wait_ready(c, id, 10'000'000'000, &outcome), 0);
+  ASSERT_EQ(tempo_claim_transfer_begin(c, id), 0);
+  tempo_extent ext[1];
+  size_t n = 0;
+  ASSERT_EQ(tempo_claim_extents(c, id, ext, 1, &n), 0);
+  const auto* at = static_cast<const std::byte*>(ext[0].addr);
+  EXPECT_TRUE(at >= static_cast<std::byte*>(base) &&
+              at + ext[0].bytes <= static_cast<std::byte*>(base) + bytes);
+  EXPECT_EQ(tempo_claim_transfer_end(c, id), 0);
+
+  tempo_writer* w = nullptr;
+  ASSERT_EQ(tempo_writer_new(c, 2, &w), 0);
+  const auto a = object_bytes(81);
+  const auto b = object_bytes(82);
+  ASSERT_EQ(tempo_writer_put(w, 81, a.data(), a.size(), 1), 0);
+  ASSERT_EQ(tempo_writer_put(w, 82, b.data(), b.size(), 2), 0);
+  ASSERT_EQ(tempo_writer_wait(w, 30'000'000'000), 0);
+  tempo_put_completion done[4];
+  ASSERT_EQ(tempo_writer_completions(w, done, 4, &n), 0);
+  ASSERT_EQ(n, 2u);
+  EXPECT_EQ(done[0].status, 0);
+  EXPECT_EQ(done[1].status, 0);
+  tempo_writer_free(w);
+  const uint64_t written[] = {81, 82};
+  EXPECT_EQ(tempo_store_lookup(c, written, 2, &prefix), 0);
+  EXPECT_EQ(prefix, 2u);
+
+  // The runtime side: two waiting requests with claims get TTUs from the step.
+  tempo_runtime_config rc{};
+  rc.max_active = 4;
+  rc.generation_limit = 256;
+  rc.costs = {1e6, 1e4, 0, 2e7, 1e5, 0, 1e9, {0, 0}};
+  tempo_runtime* rt = nullptr;
+  ASSERT_EQ(tempo_runtime_new(c, &rc, &rt), 0);
+  tempo_claim_id w1 = 0;
+  tempo_claim_id w2 = 0;
+  const tempo_object o81[] = {{81, kObjectBytes}};
+  ASSERT_EQ(tempo_claim_report(c, o81, 1, 3'600'000'000'000, &w1), 0);
+  ASSERT_EQ(tempo_claim_report(c, o81, 1, 3'600'000'000'000, &w2), 0);
+  tempo_running_seq running[1] = {};
+  running[0].prompt_tokens = 1000;
+  running[0].computed_tokens = 1000;
+  running[0].tokens_generated = 10;
+  tempo_waiting_seq waiting[2] = {};
+  waiting[0].prompt_tokens = waiting[1].prompt_tokens = 2000;
+  waiting[0].claim = w1;
+  waiting[1].claim = w2;
+  tempo_step step{};
+  step.running = running;
+  step.running_count = 1;
+  step.waiting = waiting;
+  step.waiting_count = 2;
+  ASSERT_EQ(tempo_runtime_step(rt, &step), 0);
+  tempo_claim_info i1{};
+  tempo_claim_info i2{};
+  ASSERT_EQ(tempo_claim_query(c, w1, &i1), 0);
+  ASSERT_EQ(tempo_claim_query(c, w2, &i2), 0);
+  EXPECT_LT(i1.ttu_ns, 3'000'000'000'000);  // revised from an hour
+  EXPECT_LE(i1.ttu_ns, i2.ttu_ns);          // the second is not served before the first
+  waiting[1].claim = 987654321;             // unknown: the order update refuses it
+  EXPECT_EQ(tempo_runtime_step(rt, &step), -ENOENT);
+  tempo_runtime_free(rt);
+  tempo_ctx_unref(c);
+}
+
+// BATCH: entries run in order, each answered as its single request would be; a malformed
+// entry fails the whole message and none of it runs.
+TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
+  start_daemon();
+  tempo_ctx* setup = must_client();
+  put(setup, 91);
+  tempo_ctx_unref(setup);
+  const int s = raw_hello();
+  ASSERT_GE(s, 0);
+  struct Msg {
+    std::vector<std::byte> bytes = std::vector<std::byte>(sizeof(tempod_batch));
+    uint32_t count = 0;
+    void add(uint16_t op, uint64_t id, int64_t arg, uint32_t objects = 0) {
+      const tempod_batch_entry e{op, 0, objects, id, arg};
+      const size_t at = bytes.size();
+      bytes.resize(at + sizeof(e) + objects * sizeof(tempo_object));
+      std::memcpy(bytes.data() + at, &e, sizeof(e));
+      for (uint32_t i = 0; i < objects; ++i) {
+        const tempo_object o{91, kObjectBytes};
+        std::memcpy(bytes.data() + at + sizeof(e) + i * sizeof(o), &o, sizeof(o));
+      }
+      ++count;
+    }
+    const std::byte* seal(uint64_t seq) {
+      tempod_batch b{};
+      b.hdr = {TEMPOD_OP_BATCH, TEMPOD_PROTO_VERSION, uint32_t(bytes.size()), seq, 0, 0};
+      b.count = count;
+      std::memcpy(bytes.data(), &b, sizeof(b));
+      return bytes.data();
+    }
+  };
+  auto results = [](const std::vector<std::byte>& r) {
+    std::vector<tempod_batch_result> out;
+    tempod_reply_value v{};
+    if (r.size() < sizeof(v)) return out;
+    std::memcpy(&v, r.data(), sizeof(v));
+    out.resize(size_t(v.value));
+    if (r.size() != sizeof(v) + out.size() * sizeof(tempod_batch_result)) return out = {};
+    std::memcpy(out.data(), r.data() + sizeof(v), out.size() * sizeof(tempod_batch_result));
+    return out;
+  };
+  Msg reports;
+  reports.add(TEMPOD_OP_REPORT, 0, 3'600'000'000'000, 1);
+  reports.add(TEMPOD_OP_REPORT, 0, 3'600'000'000'000, 1);
+  reports.add(TEMPOD_OP_REPORT, 0, 1, 0);  // an empty manifest: -EINVAL, as alone
+  auto r = roundtrip(s, reports.seal(2), reports.bytes.size());
+  ASSERT_EQ(status_of(r), 0);
+  auto res = results(r);
+  ASSERT_EQ(res.size(), 3u);
+  EXPECT_EQ(res[0].status, 0);
+  EXPECT_EQ(res[1].status, 0);
+  EXPECT_EQ(res[2].status, -EINVAL);
+  const uint64_t a = uint64_t(res[0].value);
+  const uint64_t b = uint64_t(res[1].value);
+  EXPECT_NE(a, b);
+
+  Msg ops;
+  ops.add(TEMPOD_OP_REVISE, a, 5'000'000'000);
+  ops.add(TEMPOD_OP_CANCEL, b, 0);
+  ops.add(TEMPOD_OP_CANCEL, b, 0);  // twice: ended, -EINVAL as alone
+  ops.add(TEMPOD_OP_CANCEL, 424242, 0);
+  ops.add(TEMPOD_OP_RETRIEVAL, a, 0);
+  r = roundtrip(s, ops.seal(3), ops.bytes.size());
+  ASSERT_EQ(status_of(r), 0);
+  res = results(r);
+  ASSERT_EQ(res.size(), 5u);
+  EXPECT_EQ(res[0].status, 0);
+  EXPECT_EQ(res[1].status, 0);
+  EXPECT_EQ(res[2].status, -EINVAL);
+  EXPECT_EQ(res[3].status, -ENOENT);
+  EXPECT_EQ(res[4].status, 0);
+  EXPECT_TRUE(res[4].value == TEMPO_RETRIEVAL_READY || res[4].value == TEMPO_RETRIEVAL_WAIT);
+
+  // Malformed: the whole message is refused and its valid entries do not run.
+  Msg c1;
+  c1.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c1.add(TEMPOD_OP_QUERY, a, 0);  // not an op a batch carries
+  Msg c2;
+  c2.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c2.add(TEMPOD_OP_CANCEL, a, 7);  // an argument CANCEL does not take
+  Msg c3;
+  c3.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c3.add(TEMPOD_OP_REVISE, a, 1, 1);  // objects on a REVISE
+  Msg c4;
+  c4.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c4.count = 2;  // more entries than the message holds
+  Msg c5;
+  c5.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c5.bytes.resize(c5.bytes.size() + 8);  // trailing bytes
+  uint64_t seq = 10;
+  for (Msg* m : {&c1, &c2, &c3, &c4, &c5}) {
+    r = roundtrip(s, m->seal(seq), m->bytes.size());
+    EXPECT_EQ(status_of(r), -EINVAL) << "message " << seq;
+    ++seq;
+  }
+  tempod_hdr st{TEMPOD_OP_STATS, TEMPOD_PROTO_VERSION, sizeof(tempod_hdr), 99, 0, 0};
+  r = roundtrip(s, &st, sizeof(st));
+  ASSERT_EQ(r.size(), sizeof(tempod_hdr) + sizeof(tempo_stats));
+  tempo_stats stats{};
+  std::memcpy(&stats, r.data() + sizeof(tempod_hdr), sizeof(stats));
+  EXPECT_EQ(stats.claims_reported, 2u);  // none of the refused messages' reports ran
+  close(s);
+}
+
+// Shares of the protected budget: two engines weighted 1:3, both asking for more than the
+// budget, each gets its part; an engine without live claims lends its part, and gets it
+// back as the borrower's claims end (commitments are never revoked).
+TEST_F(TempodTest, SharesDivideTheBudgetAndAnIdleEnginesPartIsLent) {
+  write_conf("daemon.shares = small:1,big:3\n");
+  start_daemon();
+  tempo_ctx* small = nullptr;
+  tempo_ctx* big = nullptr;
+  ASSERT_EQ(client(&small, "small"), 0);
+  ASSERT_EQ(client(&big, "big"), 0);
+  for (uint64_t k = 0; k < 56; ++k) put(small, 1000 + k);
+  // 16 claims of small (4 MiB) and 40 of big (10 MiB) against 8 MiB, planned for later.
+  std::vector<tempo_claim_id> sc;
+  std::vector<tempo_claim_id> bc;
+  for (uint64_t k = 0; k < 56; ++k) {
+    const tempo_object o[] = {{1000 + k, kObjectBytes}};
+    tempo_claim_id id = 0;
+    ASSERT_EQ(tempo_claim_report(k < 16 ? small : big, o, 1, 3'600'000'000'000, &id), 0);
+    (k < 16 ? sc : bc).push_back(id);
+  }
+  // All due now: each engine commits up to its part, 2 MiB and 6 MiB.
+  for (tempo_claim_id id : sc) ASSERT_EQ(tempo_claim_revise(small, id, 0), 0);
+  for (tempo_claim_id id : bc) ASSERT_EQ(tempo_claim_revise(big, id, 0), 0);
+  ASSERT_EQ(tempo_ctx_tick(big), 0);
+  EXPECT_EQ(committed(small, sc), 8u);
+  EXPECT_EQ(committed(big, bc), 24u);
+  tempo_stats st{};
+  ASSERT_EQ(tempo_ctx_stats(big, &st), 0);
+  EXPECT_EQ(st.ledger_bytes, 8u << 20);
+
+  // small goes idle: big borrows its part once small's protection is released.
+  for (tempo_claim_id id : sc) tempo_claim_cancel(small, id);
+  auto until = Clock::now() + std::chrono::seconds(20);
+  while (committed(big, bc) < 32 && Clock::now() < until) {
+    tempo_ctx_tick(big);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(committed(big, bc), 32u);
+
+  // small is busy again: nothing is revoked, so it waits for big's claims to end, and
+  // then gets its part (big, now over its 6 MiB, commits no more).
+  std::vector<tempo_claim_id> again;
+  for (uint64_t k = 0; k < 4; ++k) {
+    const tempo_object o[] = {{1000 + k, kObjectBytes}};
+    tempo_claim_id id = 0;
+    ASSERT_EQ(tempo_claim_report(small, o, 1, 0, &id), 0);
+    again.push_back(id);
+  }
+  EXPECT_EQ(committed(small, again), 0u);
+  size_t ended = 0;
+  for (tempo_claim_id id : bc) {
+    tempo_claim_info info{};
+    if (ended < 8 && tempo_claim_query(big, id, &info) == 0 &&
+        info.state == TEMPO_CLAIM_STAGE_READY && tempo_claim_cancel(big, id) == 0)
+      ++ended;
+  }
+  ASSERT_EQ(ended, 8u);
+  until = Clock::now() + std::chrono::seconds(20);
+  while (committed(small, again) < 4 && Clock::now() < until) {
+    tempo_ctx_tick(small);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(committed(small, again), 4u);
+  EXPECT_EQ(committed(big, bc), 24u);
+  tempo_ctx_unref(small);
+  tempo_ctx_unref(big);
+}
+
+// tempoctl claims --daemon: every engine's claims with the engine, the connection and the
+// engine's request id (tempo_claim_label).
+TEST_F(TempodTest, TempoctlClaimsShowsEngineAndRequestOfEachClaim) {
+  start_daemon();
+  tempo_ctx* c = nullptr;
+  ASSERT_EQ(client(&c, "vllm-7"), 0);
+  const tempo_object objs[] = {{5, kObjectBytes}};
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
+  EXPECT_EQ(tempo_claim_label(c, id, "cmpl-42-0"), 0);
+  EXPECT_EQ(tempo_claim_label(c, id + 5, "x"), -ENOENT);
+  EXPECT_EQ(tempo_claim_label(c, id, std::string(40, 'x').c_str()), -EINVAL);
+  EXPECT_EQ(tempo_claim_label(c, id, nullptr), -EINVAL);
+  int code = -1;
+  const std::string out = tempoctl("claims --json --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0);
+  for (const std::string& want :
+       std::vector<std::string>{"\"engine\": \"vllm-7\"", "\"request\": \"cmpl-42-0\"",
+                                "\"state\": \"PLANNED\"", "\"id\": " + std::to_string(id)})
+    EXPECT_NE(out.find(want), std::string::npos) << want << " not in:\n" << out;
+  const std::string table = tempoctl("claims --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(table.find("vllm-7"), std::string::npos) << table;
+  EXPECT_NE(table.find("cmpl-42-0"), std::string::npos) << table;
+  tempoctl("claims --daemon " + dir_ + "/none 2>/dev/null", &code);
+  EXPECT_EQ(code, 1);
+  tempo_ctx_unref(c);
+}
+
+// tempoctl store ls / verify / gc --daemon: the live store, through the daemon that owns it.
+// A damaged object is found by verify (exit 1) and dropped by gc.
+TEST_F(TempodTest, TempoctlStoreWorksOnTheLiveStoreThroughTheDaemon) {
+  start_daemon();
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  for (uint64_t k : {0x101, 0x102, 0x103}) put(c, k);
+  int code = -1;
+  std::string out = tempoctl("store ls --json --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0);
+  for (const char* want : {"\"key\": 257", "\"key\": 258", "\"key\": 259", "\"size\": 262144"})
+    EXPECT_NE(out.find(want), std::string::npos) << want << " not in:\n" << out;
+  out = tempoctl("store verify --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("3 objects verified"), std::string::npos) << out;
+  EXPECT_NE(out.find(", 0 bad"), std::string::npos) << out;
+  // Damage 0x102's bytes on disk (a bad sector), as nothing but the disk would.
+  const std::string ls = tempoctl("store ls --daemon " + socket_, &code);
+  const size_t line = ls.find("0000000000000102");
+  ASSERT_NE(line, std::string::npos) << ls;
+  unsigned long long size = 0, offset = 0;
+  ASSERT_EQ(std::sscanf(ls.c_str() + line, "%*s %llu %llu", &size, &offset), 2);
+  {
+    std::fstream data(store_ + "/data", std::ios::in | std::ios::out | std::ios::binary);
+    data.seekp(static_cast<std::streamoff>(offset + 100));
+    data.write("garbage!", 8);
+  }
+  out = tempoctl("store verify --json --daemon " + socket_, &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("\"verified\": 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"key\": 258"), std::string::npos) << out;
+  EXPECT_NE(out.find("EBADMSG"), std::string::npos) << out;
+  out = tempoctl("store gc --json --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\"removed_quarantined\": 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"objects\": 2"), std::string::npos) << out;
+  const uint64_t keys[] = {0x101, 0x102};
+  size_t prefix = 0;
+  EXPECT_EQ(tempo_store_lookup(c, keys, 2, &prefix), 0);
+  EXPECT_EQ(prefix, 1u);  // the daemon's own view agrees
+  EXPECT_EQ(tempoctl("store verify --daemon " + socket_ + " >/dev/null", &code), "");
+  EXPECT_EQ(code, 0);
+  tempoctl("store ls --store " + store_ + " --daemon " + socket_ + " 2>/dev/null", &code);
+  EXPECT_EQ(code, 1);  // one of the two
+  tempo_ctx_unref(c);
+}
+
+// On time or late, and the commit margin, in `tempoctl metrics` and the control socket's stats.
+TEST_F(TempodTest, MetricsCountOnTimeAndLateRetrievalsAndCommitMargins) {
+  write_conf("control_socket = " + dir_ + "/control.sock\n");
+  start_daemon();
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  put(c, 201);
+  put(c, 202);
+  // Committed at once (due now), retrieved once stage-ready: on time.
+  const tempo_object a_obj[] = {{201, kObjectBytes}};
+  tempo_claim_id a = 0;
+  ASSERT_EQ(tempo_claim_report(c, a_obj, 1, 0, &a), 0);
+  tempo_claim_info info{};
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  while (tempo_claim_query(c, a, &info) == 0 && info.state != TEMPO_CLAIM_STAGE_READY &&
+         Clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_EQ(info.state, TEMPO_CLAIM_STAGE_READY);
+  int outcome = -1;
+  ASSERT_EQ(tempo_claim_request_retrieval(c, a, &outcome), 0);
+  EXPECT_EQ(outcome, TEMPO_RETRIEVAL_READY);
+  // Planned for an hour, retrieved now: it commits then and is still staging: late.
+  const tempo_object b_obj[] = {{202, kObjectBytes}};
+  tempo_claim_id b = 0;
+  ASSERT_EQ(tempo_claim_report(c, b_obj, 1, 3'600'000'000'000, &b), 0);
+  ASSERT_EQ(tempo_claim_request_retrieval(c, b, &outcome), 0);
+  EXPECT_EQ(outcome, TEMPO_RETRIEVAL_WAIT);
+  int code = -1;
+  const std::string out = tempoctl("metrics --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0);
+  for (const char* want :
+       {"\ntempo_retrievals_on_time_total 1\n", "\ntempo_retrievals_late_total 1\n",
+        "# TYPE tempo_commit_margin_seconds histogram\n",
+        "\ntempo_commit_margin_seconds_bucket{le=\"10\"} 1\n",
+        "\ntempo_commit_margin_seconds_bucket{le=\"+Inf\"} 2\n",
+        "\ntempo_commit_margin_seconds_count 2\n"})
+    EXPECT_NE(out.find(want), std::string::npos) << want << " not in:\n" << out;
+  const std::string stats = tempoctl("stats --json --socket " + dir_ + "/control.sock", &code);
+  EXPECT_EQ(code, 0);
+  for (const char* want : {"\"retrievals_on_time\": 1", "\"retrievals_late\": 1"})
+    EXPECT_NE(stats.find(want), std::string::npos) << want << " not in:\n" << stats;
+  tempo_ctx_unref(c);
+}
+
 // systemd's Type=notify: READY=1 arrives on $NOTIFY_SOCKET once the socket serves.
 TEST_F(TempodTest, TellsSystemdItIsReadyOnceItServes) {
   const std::string notify = dir_ + "/notify";
@@ -483,6 +980,45 @@ TEST_F(TempodTest, MalformedRequestsAreRefusedWithTheirErrno) {
   EXPECT_EQ(roundtrip(&unknown, sizeof(unknown)), -ENOTTY);
   stats.len = 100;
   EXPECT_EQ(roundtrip(&stats, sizeof(stats)), -EINVAL);
+  // The engine operations' own checks.
+  tempod_keys keys{};
+  keys.hdr = {TEMPOD_OP_STORE_LOOKUP, TEMPOD_PROTO_VERSION, sizeof(keys), 4, 0, 0};
+  keys.count = 1;  // one key announced, none sent
+  EXPECT_EQ(roundtrip(&keys, sizeof(keys)), -EINVAL);
+  keys.count = 0;
+  keys.reserved = 1;
+  EXPECT_EQ(roundtrip(&keys, sizeof(keys)), -EINVAL);
+  tempod_key del{};
+  del.hdr = {TEMPOD_OP_STORE_DELETE, TEMPOD_PROTO_VERSION, sizeof(del), 5, 0, 0};
+  del.reserved = 1;
+  EXPECT_EQ(roundtrip(&del, sizeof(del)), -EINVAL);
+  tempod_claims claims{};
+  claims.hdr = {TEMPOD_OP_CLAIMS, TEMPOD_PROTO_VERSION, sizeof(claims), 6, 0, 0};
+  EXPECT_EQ(roundtrip(&claims, sizeof(claims)), -EINVAL);  // max 0
+  claims.max = TEMPOD_MAX_CLAIMS + 1;
+  EXPECT_EQ(roundtrip(&claims, sizeof(claims)), -EINVAL);
+  tempod_label label{};
+  label.hdr = {TEMPOD_OP_LABEL, TEMPOD_PROTO_VERSION, sizeof(label), 7, 0, 0};
+  label.id = 1;
+  EXPECT_EQ(roundtrip(&label, sizeof(label)), -ENOENT);    // no such claim of this engine
+  std::memset(label.request, 'x', sizeof(label.request));  // not NUL-terminated
+  EXPECT_EQ(roundtrip(&label, sizeof(label)), -EINVAL);
+  tempod_store_list list{};
+  list.hdr = {TEMPOD_OP_STORE_LIST, TEMPOD_PROTO_VERSION, sizeof(list), 8, 0, 0};
+  EXPECT_EQ(roundtrip(&list, sizeof(list)), -EINVAL);  // max 0
+  list.max = 1;
+  list.quarantined = 2;
+  EXPECT_EQ(roundtrip(&list, sizeof(list)), -EINVAL);
+  tempod_claim_arg cancel{};
+  cancel.hdr = {TEMPOD_OP_CANCEL, TEMPOD_PROTO_VERSION, sizeof(cancel), 9, 0, 0};
+  cancel.arg = 1;  // CANCEL takes no argument
+  EXPECT_EQ(roundtrip(&cancel, sizeof(cancel)), -EINVAL);
+  tempod_claim_arg gc{};
+  gc.hdr = {TEMPOD_OP_STORE_GC, TEMPOD_PROTO_VERSION, sizeof(gc), 10, 0, 0};  // a body
+  EXPECT_EQ(roundtrip(&gc, sizeof(gc)), -EINVAL);
+  gc.hdr.op = TEMPOD_OP_TIMELINESS;
+  EXPECT_EQ(roundtrip(&gc, sizeof(gc)), -EINVAL);
+  EXPECT_EQ(roundtrip(&hello, sizeof(hello)), -EINVAL);  // a second HELLO
   // A packet shorter than a header has no seq to answer: the daemon closes the connection.
   EXPECT_EQ(send(s, "abcd", 4, 0), 4);
   char buf[64];

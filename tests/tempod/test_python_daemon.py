@@ -2,44 +2,13 @@
 
 import errno
 import os
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
-import time
 import unittest
 
+from tempod_fixture import TempodTestCase
 from tempokv import ClaimState, Context, Retrieval, TempoError
 
 
-class AgainstTempod(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tempod-py-")
-        self.sock = os.path.join(self.dir, "tempod.sock")
-        conf = os.path.join(self.dir, "tempod.conf")
-        with open(conf, "w") as f:
-            f.write("device = uring\nfast_tier_bytes = 64MiB\nbudget_bytes = 8MiB\n"
-                    f"daemon.socket = {self.sock}\n[uring]\nstore_path = {self.dir}/store\n"
-                    "huge_pages = false\nprefault = false\n")
-        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "TEMPO_DAEMON")}
-        self.daemon = subprocess.Popen([os.environ["TEMPOD_PATH"], "--config", conf], env=env)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
-                    s.connect(self.sock)
-                    break
-            except OSError:
-                time.sleep(0.02)
-        else:
-            self.fail("tempod did not start")
-
-    def tearDown(self):
-        self.daemon.send_signal(signal.SIGTERM)
-        self.assertEqual(self.daemon.wait(timeout=30), 0)
-        shutil.rmtree(self.dir)
-
+class AgainstTempod(TempodTestCase):
     def test_put_report_retrieve_read_in_place(self):
         data = bytes(range(256)) * 1024
         with Context(device="daemon", **{"daemon.socket": self.sock}) as ctx:

@@ -79,7 +79,8 @@ RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy
   // A trace's own output lengths, unless a cap was asked for.
   if (s.workload.name == "trace" && !s.workload.cap_trace_outputs)
     e.generation_limit = std::max(e.generation_limit, l.longest_output);
-  if (s.device != "uring") return run_serving(l.workload, s.stack, e, *l.costs, s.interference);
+  if (s.device != "uring")
+    return run_serving(l.workload, s.stack, e, *l.costs, s.interference, s.deployment);
   e.byte_scale = s.byte_scale;
   ProviderConfig p = s.stack.provider;
   p.budget_bytes /= s.byte_scale;
@@ -87,8 +88,8 @@ RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy
   p.static_rate_bps = s.uring_calibration_bps;
   ControllerConfig c = s.stack.controller;
   if (policy != "dax-l1") c.policy = *parse_policy(policy);
-  UringServingStack st(*l.uring, StackConfig{p, c});
-  return run_serving(l.workload, st, e, *l.costs);
+  UringServingStack st(*l.uring, StackConfig{p, for_engines(c, s.deployment.engines_per_host)});
+  return run_serving(l.workload, st, e, *l.costs, s.deployment);
 }
 
 std::vector<std::string> policies_of(const ReplaySetup& s, std::vector<std::string> fallback) {
@@ -153,7 +154,8 @@ int write_csvs(const std::string& dir, const std::vector<ExperimentRow>& rows, s
     return r;
   }
   if (write_summary_csv(dir + "/summary.csv", rows) != 0 ||
-      write_requests_csv(dir + "/requests.csv", rows) != 0) {
+      write_requests_csv(dir + "/requests.csv", rows) != 0 ||
+      write_engines_csv(dir + "/engines.csv", rows) != 0) {
     *error = "cannot write the CSVs under " + dir;
     return -EIO;
   }
@@ -326,6 +328,36 @@ int interference(const ReplaySetup& s, std::string* error) {
   return write_csvs(s.out_dir + "/interference", rows, error);
 }
 
+// Replay across hosts (issue 17): the setup's deployment (2 hosts unless --hosts) without
+// and with the cluster pool, under demand, immediate, tempo-static, tempo and tempo-risk
+// (or --policy).
+int cluster(const ReplaySetup& s, std::string* error) {
+  ReplaySetup none = s;
+  if (none.deployment.hosts == 1) none.deployment.hosts = 2;
+  if (none.policies.empty())
+    none.policies = {"demand", "immediate", "tempo-static", "tempo", "tempo-risk"};
+  ReplaySetup pooled = none;
+  pooled.deployment.cluster.enabled = true;
+  none.deployment.cluster.enabled = false;
+  const Deployment& d = pooled.deployment;
+  auto labels = [&](const char* tier) {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"cluster", tier},
+        {"hosts", std::to_string(d.hosts)},
+        {"engines_per_host", std::to_string(d.engines_per_host)},
+        {"router", router_name(d.router)},
+        {"cluster_rate_gib_s", fmt(d.cluster.rate_bps / double(kGiB))},
+        {"cluster_latency_ms", fmt(ns_to_sec(d.cluster.latency) * 1000)}};
+  };
+  std::vector<ExperimentRow> rows;
+  if (const int r =
+          run_grid({none, pooled}, {labels("none"), labels("pool")}, s.progress, &rows, error);
+      r != 0)
+    return r;
+  print_cluster_table(stdout, rows);
+  return write_csvs(s.out_dir + "/cluster", rows, error);
+}
+
 }  // namespace
 
 ReplaySetup default_setup() {
@@ -344,7 +376,7 @@ const std::vector<std::string>& all_policies() {
 }
 
 std::vector<std::string> experiment_names() {
-  return {"compare", "fig1", "fig2", "fig4", "fig5", "fig6", "interference"};
+  return {"compare", "fig1", "fig2", "fig4", "fig5", "fig6", "interference", "cluster"};
 }
 
 int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error) {
@@ -366,8 +398,9 @@ int run_experiment(const std::string& name, const ReplaySetup& s, std::string* e
   if (name == "fig5") return fig5(s, error);
   if (name == "fig6") return fig6(s, error);
   if (name == "interference") return interference(s, error);
+  if (name == "cluster") return cluster(s, error);
   *error = "unknown experiment '" + name +
-           "': accepted compare, fig1, fig2, fig4, fig5, fig6, interference";
+           "': accepted compare, fig1, fig2, fig4, fig5, fig6, interference, cluster";
   return -EINVAL;
 }
 

@@ -21,6 +21,7 @@ struct ReplaySetup {
   // in the paper's figures (their workloads fit).
   bool gpu_kv_memory = false;
   EngineConfig engine;
+  Deployment deployment;  // engines and hosts (one of each by default), their router
   WorkloadSpec workload;
   double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)
   std::vector<std::string> policies;             // empty: all seven and (where asked) dax-l1
@@ -53,8 +54,8 @@ struct ExperimentRow {
 int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error);
 
 // Runs a named experiment ("compare", "fig1", "fig2", "fig4", "fig5", "fig6",
-// "interference") and writes
-// its CSVs under setup.out_dir/<name>/. Prints the summary table for "compare".
+// "interference", "cluster") and writes its CSVs under setup.out_dir/<name>/. Prints the
+// summary table for "compare", "interference" and "cluster".
 int run_experiment(const std::string& name, const ReplaySetup& setup, std::string* error);
 
 std::vector<std::string> experiment_names();

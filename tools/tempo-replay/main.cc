@@ -21,7 +21,8 @@ void usage(std::FILE* out) {
       out,
       "usage: tempo-replay [options]\n"
       "  -e, --experiment NAME   compare (default), fig1, fig2, fig4, fig5, fig6,\n"
-      "                          interference\n"
+      "                          interference, cluster (the deployment without and with\n"
+      "                          the cluster pool)\n"
       "      --default-comparison  all policies, one model, 100%% ratio (make run)\n"
       "  -w, --workload NAME     narrativeqa (default), loogle, trace\n"
       "  -t, --trace FILE        JSONL trace (timestamp, input_length, output_length, hash_ids)\n"
@@ -42,7 +43,20 @@ void usage(std::FILE* out) {
       "      --rate R            Poisson arrivals at R requests/s instead\n"
       "      --output-cap N      generation limit (default 128; a trace keeps its own\n"
       "                          output lengths unless this is given)\n"
-      "      --max-active N      active sequences (default 4)\n"
+      "      --max-active N      active sequences per engine (default 4)\n"
+      "      --engines N         N emulated engines (GPUs) on each host, sharing its device\n"
+      "                          and budget, each its own queue (default 1)\n"
+      "      --engines-per-host N  the same as --engines\n"
+      "      --hosts H           sim: H hosts, each its own device, fast tier and budget\n"
+      "                          (default 1)\n"
+      "      --router NAME       round-robin (default) or prefix-affinity (requests that\n"
+      "                          start with the same chunk go to the same engine)\n"
+      "      --cluster           sim: a cluster pool below every host's store (what one\n"
+      "                          host saves, the others reuse)\n"
+      "      --cluster-rate B/S  each host's rate to the pool (default 2.5GiB; implies\n"
+      "                          --cluster)\n"
+      "      --cluster-latency DUR  per pool read or write-through (default 1ms; implies\n"
+      "                          --cluster)\n"
       "      --gpu-kv-memory     admission also waits for GPU KV memory (90%% of HBM\n"
       "                          after the weights)\n"
       "      --fast-tier BYTES   fast-tier capacity (default 100GiB)\n"
@@ -102,7 +116,13 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
     kSkipN,
     kFirst,
     kInterference,
-    kGpuKv
+    kGpuKv,
+    kEngines,
+    kHosts,
+    kRouter,
+    kCluster,
+    kClusterRate,
+    kClusterLatency
   };
   static const option kOpts[] = {{"experiment", required_argument, nullptr, 'e'},
                                  {"default-comparison", no_argument, nullptr, kDefault},
@@ -133,6 +153,13 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
                                  {"ttu-horizon", required_argument, nullptr, kHorizon},
                                  {"interference", required_argument, nullptr, kInterference},
                                  {"gpu-kv-memory", no_argument, nullptr, kGpuKv},
+                                 {"engines", required_argument, nullptr, kEngines},
+                                 {"engines-per-host", required_argument, nullptr, kEngines},
+                                 {"hosts", required_argument, nullptr, kHosts},
+                                 {"router", required_argument, nullptr, kRouter},
+                                 {"cluster", no_argument, nullptr, kCluster},
+                                 {"cluster-rate", required_argument, nullptr, kClusterRate},
+                                 {"cluster-latency", required_argument, nullptr, kClusterLatency},
                                  {"device", required_argument, nullptr, 'd'},
                                  {"store", required_argument, nullptr, kStore},
                                  {"byte-scale", required_argument, nullptr, kScale},
@@ -271,6 +298,38 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
       case kGpuKv:
         s->gpu_kv_memory = true;
         break;
+      case kEngines:
+        if (!parse_u32(optarg, &s->deployment.engines_per_host) ||
+            s->deployment.engines_per_host > tempo::kMaxDeploymentSize)
+          return fail("--engines takes a number of engines from 1 to " +
+                      std::to_string(tempo::kMaxDeploymentSize));
+        break;
+      case kHosts:
+        if (!parse_u32(optarg, &s->deployment.hosts) ||
+            s->deployment.hosts > tempo::kMaxDeploymentSize)
+          return fail("--hosts takes a number of hosts from 1 to " +
+                      std::to_string(tempo::kMaxDeploymentSize));
+        break;
+      case kRouter: {
+        const auto r = tempo::parse_router(arg);
+        if (!r) return fail("unknown router '" + arg + "': accepted round-robin, prefix-affinity");
+        s->deployment.router = *r;
+        break;
+      }
+      case kCluster:
+        s->deployment.cluster.enabled = true;
+        break;
+      case kClusterRate:
+        if (!rate(&s->deployment.cluster.rate_bps)) return false;
+        s->deployment.cluster.enabled = true;
+        break;
+      case kClusterLatency: {
+        const tempo::TimeNs d = tempo::parse_duration(arg);
+        if (d < 0) return fail("invalid --cluster-latency '" + arg + "' (e.g. 1ms, 0)");
+        s->deployment.cluster.latency = d;
+        s->deployment.cluster.enabled = true;
+        break;
+      }
       case kInterference: {
         std::string why;
         if (tempo::parse_interference(arg, &s->interference, &why) != 0) return fail(why);
@@ -312,6 +371,8 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
   const bool sliced = s->workload.time_scale != 1.0 || s->workload.skip || s->workload.first;
   if (s->workload.name != "trace" && (sliced || s->workload.skip_malformed))
     return fail("--time-scale, --skip, --first and --skip-malformed apply to traces only");
+  if ((s->deployment.hosts > 1 || s->deployment.cluster.enabled) && s->device != "sim")
+    return fail("--hosts and the cluster tier apply to the sim device only");
   if (s->interference.active() && s->device != "sim")
     return fail("--interference applies to the sim device only");
   if (s->stack.provider.budget_bytes >= s->stack.device.capacity_bytes)

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <limits>
@@ -80,6 +81,33 @@ void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
                  static_cast<unsigned long long>(r.result.deferred_claims), p95.c_str(),
                  tput.c_str());
   }
+  for (const ExperimentRow& r : rows) {
+    if (r.result.engines.empty()) continue;
+    std::fprintf(out, "%-13s p95 TTFT per engine (s):", r.result.policy.c_str());
+    for (const ServingSummary& e : r.result.engines) std::fprintf(out, " %.3f", e.p95_ttft_s);
+    std::fprintf(out, "\n");
+  }
+}
+
+void print_cluster_table(std::FILE* out, const std::vector<ExperimentRow>& rows) {
+  std::fprintf(out, "%-8s %-13s %9s %10s %12s %9s %11s %10s\n", "cluster", "policy", "p95 TTFT",
+               "mean TTFT", "C", "hit rate", "cross-host", "pool read");
+  std::fprintf(out, "%-8s %-13s %9s %10s %12s %9s %11s %10s\n", "", "", "(s)", "(s)", "(GiB*s/req)",
+               "(bytes)", "(of hits)", "(GiB)");
+  auto pct = [](uint64_t part, uint64_t whole) {
+    return whole ? 100.0 * double(part) / double(whole) : 0.0;
+  };
+  for (const ExperimentRow& r : rows) {
+    std::string tier;
+    for (const auto& [name, value] : r.labels)
+      if (name == "cluster") tier = value;
+    const RunResult& x = r.result;
+    std::fprintf(out, "%-8s %-13s %9.3f %10.3f %12.2f %8.1f%% %10.1f%% %10.2f\n", tier.c_str(),
+                 x.policy.c_str(), x.summary.p95_ttft_s, x.summary.mean_ttft_s,
+                 x.summary.c_gib_s_per_req, pct(x.hit_bytes, x.reusable_bytes),
+                 pct(x.pool_hit_bytes, x.hit_bytes),
+                 double(x.pool_read_bytes) / double(1ull << 30));
+  }
 }
 
 int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
@@ -91,7 +119,8 @@ int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>&
     for (const auto& [name, value] : rows.front().labels) f << name << ",";
   f << "policy,completed,p95_ttft_s,mean_ttft_s,throughput_tps,c_gib_s_per_req,"
        "capacity_deferrals,deferred_claims,ordinary_claims,staged_gib,demand_gib,"
-       "p95_ttft_reduction_pct,throughput_gain_pct,staged_bytes,demand_bytes,rejected\n";
+       "p95_ttft_reduction_pct,throughput_gain_pct,staged_bytes,demand_bytes,rejected,"
+       "reusable_bytes,hit_bytes,pool_hit_bytes,pool_read_bytes,pool_written_bytes\n";
   for (const ExperimentRow& r : rows) {
     const ServingSummary& s = r.result.summary;
     for (const auto& [name, value] : r.labels) f << value << ",";
@@ -105,7 +134,9 @@ int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>&
       << r.result.deferred_claims << "," << r.result.ordinary_claims << ","
       << double(r.result.staged_bytes) / double(1ull << 30) << ","
       << double(r.result.demand_bytes) / double(1ull << 30) << "," << p95_red << "," << tput << ","
-      << r.result.staged_bytes << "," << r.result.demand_bytes << "," << r.result.rejected << "\n";
+      << r.result.staged_bytes << "," << r.result.demand_bytes << "," << r.result.rejected << ","
+      << r.result.reusable_bytes << "," << r.result.hit_bytes << "," << r.result.pool_hit_bytes
+      << "," << r.result.pool_read_bytes << "," << r.result.pool_written_bytes << "\n";
   }
   return f.good() ? 0 : -EIO;
 }
@@ -117,7 +148,8 @@ int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>
   if (!rows.empty())
     for (const auto& [name, value] : rows.front().labels) f << name << ",";
   f << "policy,request,arrival_s,ttft_s,finish_s,output_tokens,prompt_tokens,cached_tokens,"
-       "kv_bytes,path,admitted_s,kv_available_s,committed_s,ready_s,deferrals\n";
+       "kv_bytes,path,admitted_s,kv_available_s,committed_s,ready_s,deferrals,engine,host,"
+       "reusable_bytes,pool_bytes\n";
   auto secs = [](TimeNs t) { return t < 0 ? std::string() : exact_seconds(t); };
   for (const ExperimentRow& r : rows) {
     for (const RequestRecord& q : r.result.requests) {
@@ -128,7 +160,28 @@ int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>
         << "," << secs(q.timing.finish) << "," << q.timing.output_tokens << "," << q.prompt_tokens
         << "," << q.cached_tokens << "," << q.kv_bytes << "," << path_name(q.path) << ","
         << secs(q.admitted) << "," << secs(q.kv_available) << "," << secs(q.claim.committed) << ","
-        << secs(q.claim.ready) << "," << q.deferrals << "\n";
+        << secs(q.claim.ready) << "," << q.deferrals << "," << q.engine << "," << q.host << ","
+        << q.reusable_bytes << "," << q.pool_bytes << "\n";
+    }
+  }
+  return f.good() ? 0 : -EIO;
+}
+
+int write_engines_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
+  if (std::none_of(rows.begin(), rows.end(),
+                   [](const ExperimentRow& r) { return !r.result.engines.empty(); }))
+    return 0;
+  std::ofstream f(path);
+  f.precision(std::numeric_limits<double>::max_digits10);
+  if (!f) return -errno;
+  for (const auto& [name, value] : rows.front().labels) f << name << ",";
+  f << "policy,engine,completed,p95_ttft_s,mean_ttft_s,throughput_tps\n";
+  for (const ExperimentRow& r : rows) {
+    for (size_t e = 0; e < r.result.engines.size(); ++e) {
+      const ServingSummary& s = r.result.engines[e];
+      for (const auto& [name, value] : r.labels) f << value << ",";
+      f << r.result.policy << "," << e << "," << s.completed << "," << s.p95_ttft_s << ","
+        << s.mean_ttft_s << "," << s.throughput_tps << "\n";
     }
   }
   return f.good() ? 0 : -EIO;

@@ -9,13 +9,21 @@
 
 namespace tempo {
 
-// policy | p95 TTFT | mean TTFT | throughput | C | deferrals | gains vs demand.
+// policy | p95 TTFT | mean TTFT | throughput | C | deferrals | gains vs demand; then, for
+// runs of several engines, each engine's p95 TTFT.
 void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows);
+
+// Replays across hosts: cluster tier | policy | p95 and mean TTFT | C | hit rate (of the
+// reusable prefix bytes) | cross-host hits (of the hit bytes, found only in the pool).
+void print_cluster_table(std::FILE* out, const std::vector<ExperimentRow>& rows);
 
 // One row per run (labels, policy and summary figures).
 int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows);
 // One row per request of every run.
 int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>& rows);
+// With several engines: one row per engine of every run (TTFTs, throughput); nothing is
+// written when every run had one engine.
+int write_engines_csv(const std::string& path, const std::vector<ExperimentRow>& rows);
 
 // Draws "[#####.....] done/total label" on stderr when it is a terminal.
 class Progress {

@@ -4,10 +4,14 @@
 #include <cerrno>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <queue>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "router.h"
 #include "runtime/ttu_estimator.h"
 #include "serving_stack.h"
 
@@ -19,6 +23,7 @@ enum class Phase : uint8_t { kArriving, kWaiting, kAwaitKv, kKvReady, kDecoding,
 
 struct Live {
   const ReplayRequest* req = nullptr;
+  size_t index = 0;  // in the workload
   RequestRecord rec;
   std::vector<KvObject> hit;    // cached chunks found at lookup
   std::vector<ObjectKey> keys;  // their keys, for demand reads
@@ -51,91 +56,70 @@ void rebase(RequestRecord* r, TimeNs start) {
     if (*t >= 0) *t -= start;
 }
 
-class Engine final : public StackObserver {
+// Publishes an engine's waiting order (its claims, kNoClaim for requests without one).
+using OrderSink = std::function<void(std::vector<ClaimId>)>;
+
+// One emulated GPU: its FCFS queue, running batch, TTU estimator and GPU KV memory, serving
+// the requests routed to it through the (possibly shared) stack of its host.
+class Engine {
  public:
-  Engine(const ReplayWorkload& w, ServingStack& stack, const EngineConfig& cfg,
-         const StepCosts& costs)
-      : cfg_(cfg), costs_(costs), st_(stack) {
+  // `mine`: the indices in `w` of the requests routed here, in arrival order.
+  // `reusable`: the objects later requests reuse, which a request that computes them saves
+  // (null: nothing is saved, the workload's objects are all preloaded).
+  Engine(const ReplayWorkload& w, const std::vector<size_t>& mine, uint32_t index,
+         ServingStack& stack, const EngineConfig& cfg, const StepCosts& costs, OrderSink order,
+         const std::unordered_set<ObjectKey>* reusable)
+      : cfg_(cfg),
+        costs_(costs),
+        st_(stack),
+        publish_order_(std::move(order)),
+        reusable_(reusable) {
     dax_ = cfg.policy == "dax-l1";
     if (!dax_ && !parse_policy(cfg.policy))
       throw std::invalid_argument("unknown policy '" + cfg.policy + "': accepted " +
                                   std::string(policy_names_help()) + ", dax-l1");
     if (cfg.max_active == 0 || cfg.generation_limit == 0)
       throw std::invalid_argument("max_active and generation_limit must be positive");
-    std::string error;
-    for (const KvObject& o : w.preloaded)
-      if (st_.preload(o, &error) != 0) throw std::invalid_argument("preload: " + error);
-    live_.resize(w.requests.size());
-    for (size_t i = 0; i < w.requests.size(); ++i) {
-      live_[i].req = &w.requests[i];
-      live_[i].rec.id = w.requests[i].id;
-      live_[i].rec.timing.arrival = w.requests[i].arrival;
-      live_[i].rec.prompt_tokens = w.requests[i].prompt_tokens;
+    live_.resize(mine.size());
+    for (size_t k = 0; k < mine.size(); ++k) {
+      const ReplayRequest& q = w.requests[mine[k]];
+      live_[k].req = &q;
+      live_[k].index = mine[k];
+      live_[k].rec.id = q.id;
+      live_[k].rec.engine = index;
+      live_[k].rec.timing.arrival = q.arrival;
+      live_[k].rec.prompt_tokens = q.prompt_tokens;
     }
   }
 
-  RunResult run() {
-    // Arrivals are relative to the start of the run; records are reported relative to it.
-    TimeNs start = 0;
-    st_.driver().call([&] {
-      st_.stack().set_observer(this);
-      start = now();
-      for (size_t i = 0; i < live_.size(); ++i) {
-        live_[i].rec.timing.arrival = start + live_[i].req->arrival;
-        st_.driver().schedule_at(live_[i].rec.timing.arrival, [this, i] { arrive(i); });
-      }
-    });
-    st_.run([this] { return finished_ == live_.size(); });
-    RunResult r;
-    st_.driver().call([&] {
-      st_.stack().set_observer(nullptr);
-      r = results(start);
-    });
-    return r;
+  bool done() const { return finished_ == live_.size(); }
+  uint64_t copied_bytes() const { return copied_bytes_; }
+
+  // On the driver: request k (of mine) arrives at `start` plus its arrival time.
+  void schedule_arrival(size_t k, TimeNs start) {
+    live_[k].rec.timing.arrival = start + live_[k].req->arrival;
+    st_.driver().schedule_at(live_[k].rec.timing.arrival, [this, k] { arrive(k); });
   }
 
-  RunResult results(TimeNs start) {
-    RunResult r;
-    r.policy = cfg_.policy;
-    std::vector<RequestTiming> timings;
+  // Moves the records, relative to `start`, to (*out)[workload index].
+  void collect(TimeNs start, std::vector<RequestRecord>* out) {
     for (Live& l : live_) {
       if (l.phase != Phase::kDone) throw std::logic_error("replay: a request never finished");
       rebase(&l.rec, start);
-      r.requests.push_back(l.rec);
-      if (l.rec.path == RetrievalPath::kRejected) {
-        ++r.rejected;
-        continue;
-      }
-      timings.push_back(l.rec.timing);
+      (*out)[l.index] = l.rec;
     }
-    const StackStats stats = st_.stack().stats();
-    const ControllerStats& cs = stats.controller;
-    const ProviderStats& ps = stats.provider;
-    // In the model's bytes on every device: a real device ran at 1/byte_scale of them.
-    const auto scale = static_cast<double>(cfg_.byte_scale);
-    r.ledger_byte_seconds = ps.ledger_byte_seconds * scale;
-    r.summary = summarize(timings, r.ledger_byte_seconds);
-    r.capacity_deferrals = cs.capacity_deferrals;
-    r.deferred_claims = cs.deferred_claims;
-    r.ordinary_claims = cs.ordinary;
-    r.end_time = now() - start;
-    r.staged_bytes = ps.staged_bytes * cfg_.byte_scale;
-    r.demand_bytes = stats.device_stats.demand_bytes * cfg_.byte_scale;
-    r.copied_bytes = copied_bytes_;
-    if (ps.ledger_bytes != 0 || stats.device_stats.pins != 0)
-      throw std::logic_error("replay: protection leaked past the run");
-    return r;
   }
 
   // A claim can be ready inside its own report() (every object already resident), before
-  // its id is known here: it is still waiting then, and admission finds it ready.
-  void on_claim_ready(ClaimId id) override {
+  // its id is known here: it is still waiting then, and admission finds it ready. Claims
+  // of the host's other engines are not found here and ignored.
+  void on_claim_ready(ClaimId id) {
     auto it = by_claim_.find(id);
     if (it != by_claim_.end() && live_[it->second].phase == Phase::kAwaitKv)
       kv_available(live_[it->second]);
   }
 
-  void on_claim_ordinary(ClaimId id) override {
+  void on_claim_ordinary(ClaimId id) {
     auto it = by_claim_.find(id);
     if (it == by_claim_.end()) return;
     Live& l = live_[it->second];
@@ -155,6 +139,16 @@ class Engine final : public StackObserver {
     l.rec.deferrals = v.deferrals;
   }
 
+  // Replays across hosts: the reusable chunks this request computed (those after its hit)
+  // go to its host's store, and through it to the pool.
+  void save_computed(const Live& l) {
+    if (!reusable_) return;
+    for (size_t c = l.hit.size(); c < l.req->chunks.size(); ++c) {
+      const KvObject& o = l.req->chunks[c];
+      if (reusable_->contains(o.key)) st_.save(o);
+    }
+  }
+
   // KV tokens a request holds in GPU memory by its end (its prompt and its output); held
   // from admission, as no preemption is modelled.
   uint64_t kv_tokens(const Live& l) const {
@@ -171,12 +165,15 @@ class Engine final : public StackObserver {
       ++finished_;
       return;
     }
-    // Prefix lookup: the longest run of leading chunks the SSD tier holds.
+    // Prefix lookup: the longest run of leading chunks the SSD tier (or the pool below it)
+    // holds.
+    for (const KvObject& o : l.req->prefix_chunks) l.rec.reusable_bytes += o.bytes;
     for (const KvObject& o : l.req->prefix_chunks) {
       if (st_.stack().object_size(o.key) < 0) break;
       l.hit.push_back(o);
       l.keys.push_back(o.key);
       l.rec.kv_bytes += o.bytes;
+      if (!st_.holds_locally(o.key)) l.rec.pool_bytes += o.bytes;
     }
     l.rec.cached_tokens = l.hit.size() * l.req->chunk_tokens;
     l.uncached_tokens = l.req->prompt_tokens - l.rec.cached_tokens;
@@ -281,6 +278,7 @@ class Engine final : public StackObserver {
         st_.driver().schedule_after(prefill, [this, &l, prefill, begun = now()] {
           step_spread_.record(prefill, now() - begun);
           l.rec.timing.first_token = now();
+          save_computed(l);
           l.generated = 1;
           if (l.generated >= l.req->output_tokens)
             finish(l);
@@ -395,8 +393,9 @@ class Engine final : public StackObserver {
     if (!order_changed_) return;
     order_changed_ = false;
     std::vector<ClaimId> order;
+    order.reserve(waiting_.size());
     for (size_t i : waiting_) order.push_back(live_[i].claim ? live_[i].claim : kNoClaim);
-    st_.stack().update_order(order);
+    publish_order_(std::move(order));
   }
 
   // Gives request i's claim its TTU: reports a new hit; revises a known one, unless both the
@@ -430,6 +429,8 @@ class Engine final : public StackObserver {
   EngineConfig cfg_;
   const StepCosts& costs_;
   ServingStack& st_;
+  OrderSink publish_order_;
+  const std::unordered_set<ObjectKey>* reusable_;
   size_t finished_ = 0;
   uint64_t copied_bytes_ = 0;
   bool dax_ = false;
@@ -449,26 +450,212 @@ class Engine final : public StackObserver {
   size_t iter_pos_ = 0;
 };
 
+// The engines of one host around its stack: the stack's observer (each engine ignores the
+// claims of the others) and the one waiting order its controller sees. The engines' queues
+// are interleaved rank by rank (every engine's first request, then every engine's second,
+// ...), a rank where an engine's queue has ended kept as kNoClaim while a longer one goes on:
+// place r * E + e is engine e's rank r, so queue-K with K scaled by E (for_engines())
+// commits each engine's first K. With one engine the order is that engine's own.
+class Host final : public StackObserver {
+ public:
+  explicit Host(ServingStack& st) : st_(st) {}
+  ServingStack& stack() { return st_; }
+
+  void add(Engine* e) {
+    engines_.push_back(e);
+    orders_.emplace_back();
+  }
+  OrderSink sink(size_t local) {
+    return [this, local](std::vector<ClaimId> order) {
+      orders_[local] = std::move(order);
+      publish();
+    };
+  }
+
+  void on_claim_ready(ClaimId id) override {
+    for (Engine* e : engines_) e->on_claim_ready(id);
+  }
+  void on_claim_ordinary(ClaimId id) override {
+    for (Engine* e : engines_) e->on_claim_ordinary(id);
+  }
+
+ private:
+  void publish() {
+    if (orders_.size() == 1) {
+      st_.stack().update_order(orders_[0]);
+      return;
+    }
+    size_t longest = 0;
+    for (const auto& o : orders_) longest = std::max(longest, o.size());
+    merged_.clear();
+    for (size_t r = 0; r < longest; ++r)
+      for (const auto& o : orders_) merged_.push_back(r < o.size() ? o[r] : kNoClaim);
+    st_.stack().update_order(merged_);
+  }
+
+  ServingStack& st_;
+  std::vector<Engine*> engines_;
+  std::vector<std::vector<ClaimId>> orders_;  // per engine of this host
+  std::vector<ClaimId> merged_;
+};
+
+// Every engine of every host in one run on the hosts' shared driver.
+// Places the workload's objects before the run. One host holds them all. Across hosts, each
+// object starts on the host of the first request that reuses it (its "home", as if that host
+// had computed it earlier) and in the pool, if there is one; a trace's objects, computed by
+// its own earlier requests, start nowhere: a request saves what it computed.
+void place_objects(const ReplayWorkload& w, std::span<ServingStack* const> stacks,
+                   const std::vector<uint32_t>& host_of, ClusterPool* pool) {
+  std::string error;
+  auto put = [&](ServingStack& st, const KvObject& o) {
+    if (st.preload(o, &error) != 0) throw std::invalid_argument("preload: " + error);
+  };
+  if (stacks.size() == 1) {
+    for (const KvObject& o : w.preloaded) {
+      put(*stacks[0], o);
+      if (pool) pool->preload(o);
+    }
+    return;
+  }
+  if (w.computed_in_run) return;
+  std::unordered_map<ObjectKey, uint32_t> home;
+  for (size_t i = 0; i < w.requests.size(); ++i)
+    for (const KvObject& o : w.requests[i].prefix_chunks) home.try_emplace(o.key, host_of[i]);
+  for (const KvObject& o : w.preloaded) {
+    auto it = home.find(o.key);
+    put(*stacks[it == home.end() ? 0 : it->second], o);
+    if (pool) pool->preload(o);
+  }
+}
+
+RunResult serve_fleet(const ReplayWorkload& w, std::span<ServingStack* const> stacks,
+                      const EngineConfig& cfg, const Deployment& d, const StepCosts& costs,
+                      ClusterPool* pool) {
+  if (d.hosts == 0 || d.engines_per_host == 0 || d.hosts > kMaxDeploymentSize ||
+      d.engines_per_host > kMaxDeploymentSize || stacks.size() != d.hosts)
+    throw std::invalid_argument("a deployment has 1 to " + std::to_string(kMaxDeploymentSize) +
+                                " hosts of 1 to " + std::to_string(kMaxDeploymentSize) +
+                                " engines");
+  const uint32_t engines = d.hosts * d.engines_per_host;
+  const std::vector<uint32_t> engine_of = route(w, engines, d.router);
+  std::vector<uint32_t> host_of(engine_of.size());
+  for (size_t i = 0; i < engine_of.size(); ++i) host_of[i] = engine_of[i] / d.engines_per_host;
+  place_objects(w, stacks, host_of, pool);
+  std::unordered_set<ObjectKey> reusable;
+  if (d.hosts > 1)
+    for (const KvObject& o : w.preloaded) reusable.insert(o.key);
+  std::vector<std::vector<size_t>> mine(engines);
+  for (size_t i = 0; i < engine_of.size(); ++i) mine[engine_of[i]].push_back(i);
+  std::vector<std::unique_ptr<Host>> hosts;
+  for (ServingStack* st : stacks) hosts.push_back(std::make_unique<Host>(*st));
+  std::vector<std::unique_ptr<Engine>> fleet;
+  for (uint32_t g = 0; g < engines; ++g) {
+    Host& h = *hosts[g / d.engines_per_host];
+    fleet.push_back(std::make_unique<Engine>(w, mine[g], g, h.stack(), cfg, costs,
+                                             h.sink(g % d.engines_per_host),
+                                             d.hosts > 1 ? &reusable : nullptr));
+    h.add(fleet.back().get());
+  }
+  Driver& driver = stacks[0]->driver();
+  // Arrivals are relative to the start of the run; records are reported relative to it.
+  TimeNs start = 0;
+  driver.call([&] {
+    for (auto& h : hosts) h->stack().stack().set_observer(h.get());
+    start = driver.now();
+    std::vector<size_t> next(engines, 0);
+    for (const uint32_t g : engine_of) fleet[g]->schedule_arrival(next[g]++, start);
+  });
+  stacks[0]->run([&] {
+    return std::all_of(fleet.begin(), fleet.end(), [](const auto& e) { return e->done(); });
+  });
+  RunResult r;
+  r.policy = cfg.policy;
+  r.requests.resize(w.requests.size());
+  driver.call([&] {
+    for (auto& h : hosts) h->stack().stack().set_observer(nullptr);
+    for (auto& e : fleet) {
+      e->collect(start, &r.requests);
+      r.copied_bytes += e->copied_bytes();
+    }
+    // In the model's bytes on every device: a real device ran at 1/byte_scale of them.
+    for (auto& h : hosts) {
+      const StackStats stats = h->stack().stack().stats();
+      if (stats.provider.ledger_bytes != 0 || stats.device_stats.pins != 0)
+        throw std::logic_error("replay: protection leaked past the run");
+      r.ledger_byte_seconds += stats.provider.ledger_byte_seconds * double(cfg.byte_scale);
+      r.capacity_deferrals += stats.controller.capacity_deferrals;
+      r.deferred_claims += stats.controller.deferred_claims;
+      r.ordinary_claims += stats.controller.ordinary;
+      r.staged_bytes += stats.provider.staged_bytes * cfg.byte_scale;
+      r.demand_bytes += stats.device_stats.demand_bytes * cfg.byte_scale;
+    }
+    r.end_time = driver.now() - start;
+    if (pool) r.pool_written_bytes = pool->written_bytes();
+  });
+  std::vector<RequestTiming> timings;
+  std::vector<std::vector<RequestTiming>> per_engine(engines);
+  for (RequestRecord& q : r.requests) {
+    q.host = q.engine / d.engines_per_host;
+    r.reusable_bytes += q.reusable_bytes;
+    r.hit_bytes += q.kv_bytes;
+    r.pool_hit_bytes += q.pool_bytes;
+    if (q.path == RetrievalPath::kRejected) {
+      ++r.rejected;
+      continue;
+    }
+    timings.push_back(q.timing);
+    per_engine[q.engine].push_back(q.timing);
+  }
+  r.summary = summarize(timings, r.ledger_byte_seconds);
+  if (engines > 1)
+    for (const auto& t : per_engine) r.engines.push_back(summarize(t, 0));
+  return r;
+}
+
 }  // namespace
 
+ControllerConfig for_engines(ControllerConfig c, uint32_t engines_per_host) {
+  c.policy.queue_k *= engines_per_host;
+  return c;
+}
+
 RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
-                      const EngineConfig& engine, const StepCosts& costs) {
-  Engine e(workload, stack, engine, costs);
-  return e.run();
+                      const EngineConfig& engine, const StepCosts& costs,
+                      const Deployment& deployment) {
+  if (deployment.hosts != 1)
+    throw std::invalid_argument("several hosts run on the sim device only");
+  if (deployment.cluster.enabled)
+    throw std::invalid_argument("the cluster tier is modelled on the sim device only");
+  ServingStack* stacks[] = {&stack};
+  return serve_fleet(workload, stacks, engine, deployment, costs, nullptr);
 }
 
 RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
                       const EngineConfig& engine, const StepCosts& costs,
-                      const Interference& interference) {
+                      const Interference& interference, const Deployment& deployment) {
   SimStackConfig s = stack;
   if (engine.policy != "dax-l1") {
     auto p = parse_policy(engine.policy);
     if (!p) throw std::invalid_argument("unknown policy '" + engine.policy + "'");
     s.controller.policy = *p;
   }
-  SimServingStack st(s);
-  st.device().set_interference(interference);
-  return run_serving(workload, st, engine, costs);
+  s.controller = for_engines(s.controller, deployment.engines_per_host);
+  if (deployment.cluster.enabled &&
+      (!(deployment.cluster.rate_bps > 0) || deployment.cluster.latency < 0))
+    throw std::invalid_argument("the cluster tier needs a positive rate and a latency >= 0");
+  VirtualDriver driver;
+  std::unique_ptr<ClusterPool> pool;
+  if (deployment.cluster.enabled) pool = std::make_unique<ClusterPool>(driver, deployment.cluster);
+  std::vector<std::unique_ptr<SimServingStack>> hosts;
+  std::vector<ServingStack*> stacks;
+  for (uint32_t h = 0; h < std::max(deployment.hosts, 1u); ++h) {
+    hosts.push_back(std::make_unique<SimServingStack>(driver, s, pool.get(), deployment.cluster));
+    hosts.back()->device().set_interference(interference);
+    stacks.push_back(hosts.back().get());
+  }
+  RunResult r = serve_fleet(workload, stacks, engine, deployment, costs, pool.get());
+  for (const auto& h : hosts) r.pool_read_bytes += h->pool_stats().read_bytes;
+  return r;
 }
 
 }  // namespace tempo

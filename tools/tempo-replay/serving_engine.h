@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "cluster_pool.h"
 #include "device/interference.h"
 #include "metrics/serving_metrics.h"
 #include "replay_request.h"
+#include "router.h"
 #include "runtime/output_length_history.h"
 #include "runtime/step_cost_spread.h"
 #include "runtime/step_costs.h"
@@ -62,6 +64,10 @@ struct RequestRecord {
   TimeNs retrieval_end = -1;
   ClaimTiming claim;  // when it had a claim
   uint32_t deferrals = 0;
+  uint32_t engine = 0;  // which engine served it (Deployment), and on which host
+  uint32_t host = 0;
+  uint64_t reusable_bytes = 0;  // its reusable prefix (a perfect cache's hit) ...
+  uint64_t pool_bytes = 0;      // ... and of its hit (kv_bytes), what its host's pool held
 };
 
 struct RunResult {
@@ -79,20 +85,51 @@ struct RunResult {
   uint64_t demand_bytes = 0;
   uint64_t copied_bytes = 0;  // real devices: fast-tier bytes copied out by transfers
   uint64_t rejected = 0;      // requests refused on arrival (context or GPU memory)
+  // With several engines, each engine's TTFTs and throughput (its C is 0: protection is the
+  // host's, shared by its engines, and counted in `summary` only).
+  std::vector<ServingSummary> engines;
+  // Hits: the requests' reusable prefixes, what the lookups found (locally or in the pool),
+  // and what only the pool held (saved by another host); bytes read from and written
+  // through to the pool.
+  uint64_t reusable_bytes = 0;
+  uint64_t hit_bytes = 0;
+  uint64_t pool_hit_bytes = 0;
+  uint64_t pool_read_bytes = 0;
+  uint64_t pool_written_bytes = 0;
 };
+
+// Several emulated engines (GPUs) in one run: `hosts` hosts, each with its own stack
+// (device, fast tier, budget), each serving `engines_per_host` engines with their own FCFS
+// queue, TTU estimator and GPU KV memory; `router` places the requests (router.h). With
+// `cluster` enabled (sim only), one pool below every host's store (cluster_pool.h).
+constexpr uint32_t kMaxDeploymentSize = 256;  // hosts, and engines per host, at most
+struct Deployment {
+  uint32_t hosts = 1;
+  uint32_t engines_per_host = 1;
+  Router router = Router::kRoundRobin;
+  ClusterModel cluster;
+};
+
+// The controller configuration for a stack shared by `engines_per_host` engines: queue-K
+// counts K places of each engine's queue (the stack sees them interleaved rank by rank).
+ControllerConfig for_engines(ControllerConfig c, uint32_t engines_per_host);
 
 class ServingStack;
 
 // Runs one workload to completion on `stack`, whose controller runs `engine.policy` (or
-// anything, for dax-l1); `costs` maps GPU work to time (the shared execution-time model,
-// or fixed costs in tests). Throws std::invalid_argument for an invalid configuration.
+// anything, for dax-l1) configured for_engines(); `costs` maps GPU work to time (the shared
+// execution-time model, or fixed costs in tests); `deployment.engines_per_host` engines
+// share the stack (one host only). Throws std::invalid_argument for an invalid
+// configuration.
 RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
-                      const EngineConfig& engine, const StepCosts& costs);
-// The same on a sim stack built from `stack` with the engine's policy, its device under
-// `interference` (device/interference.h) from the start of the run; throws
-// std::invalid_argument for an unknown policy or an invalid window.
+                      const EngineConfig& engine, const StepCosts& costs,
+                      const Deployment& deployment = {});
+// The same on sim stacks built from `stack` with the engine's policy, one per host of the
+// deployment, on one virtual driver, every device under `interference`
+// (device/interference.h) from the start of the run; throws std::invalid_argument for an
+// unknown policy or an invalid window.
 RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
                       const EngineConfig& engine, const StepCosts& costs,
-                      const Interference& interference = {});
+                      const Interference& interference = {}, const Deployment& deployment = {});
 
 }  // namespace tempo

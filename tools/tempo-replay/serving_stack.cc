@@ -13,13 +13,18 @@ int ServingStack::read_dax_l1(std::span<const ObjectKey> keys, std::function<voi
 }
 
 int SimServingStack::preload(const KvObject& object, std::string* error) {
-  const int r = sim_.device.add_object(object.key, object.bytes);
+  const int r = device_.add_object(object.key, object.bytes);
   if (r != 0)
     *error = "object " + std::to_string(object.key) + " preloaded twice or with zero bytes";
   return r;
 }
 
-void SimServingStack::run(const std::function<bool()>& /*done*/) { sim_.driver.run_all(); }
+void SimServingStack::save(const KvObject& object) {
+  if (!holds_locally(object.key)) device_.add_object(object.key, object.bytes);
+  if (pool_) pool_->write_through(object);
+}
+
+void SimServingStack::run(const std::function<bool()>& /*done*/) { driver_.run_all(); }
 
 void fill_object_pattern(ObjectKey key, std::span<std::byte> out) {
   uint64_t x = key * 0x9E3779B97F4A7C15ull + 1;

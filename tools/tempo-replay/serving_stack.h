@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_pool.h"
 #include "core/object.h"
 #include "stack/sim_stack.h"
 #include "stack/stack.h"
@@ -39,19 +40,43 @@ class ServingStack {
   // The dax-l1 baseline (LMCache's DAX-L1 reading through device memory), outside any
   // claim; `done(status)` runs on the driver. The default is the device's demand read.
   virtual int read_dax_l1(std::span<const ObjectKey> keys, std::function<void(int)> done);
+  // Replays across hosts: whether this host's own SSD tier holds `key` (not only the
+  // cluster pool below it), and keeping an object a request of this host computed (its
+  // local store, written through to the pool). A single host holds every object already.
+  virtual bool holds_locally(ObjectKey /*key*/) const { return true; }
+  virtual void save(const KvObject& /*object*/) {}
 };
 
+// A sim device and its stack on a virtual driver that several hosts of one run may share,
+// with the cluster pool below it when one is given (cluster_pool.h).
 class SimServingStack final : public ServingStack {
  public:
-  explicit SimServingStack(const SimStackConfig& config) : sim_(config) {}
-  SimDevice& device() { return sim_.device; }
-  Driver& driver() override { return sim_.driver; }
-  Stack& stack() override { return sim_.stack; }
+  // `driver` and `pool` outlive the stack. Throws std::invalid_argument on an invalid
+  // configuration.
+  SimServingStack(VirtualDriver& driver, const SimStackConfig& config, ClusterPool* pool = nullptr,
+                  const ClusterModel& model = {})
+      : driver_(driver),
+        device_(driver, config.device),
+        pool_(pool),
+        pooled_(pool ? std::make_unique<PoolDevice>(driver, device_, *pool, model) : nullptr),
+        stack_(driver, driver.clock(), pooled_ ? static_cast<Device&>(*pooled_) : device_,
+               StackConfig{config.provider, config.controller}) {}
+  SimDevice& device() { return device_; }
+  Driver& driver() override { return driver_; }
+  Stack& stack() override { return stack_; }
   int preload(const KvObject& object, std::string* error) override;
+  // Runs the shared driver until nothing is left.
   void run(const std::function<bool()>& done) override;
+  bool holds_locally(ObjectKey key) const override { return device_.object_size(key) >= 0; }
+  void save(const KvObject& object) override;
+  PoolStats pool_stats() const { return pooled_ ? pooled_->pool_stats() : PoolStats{}; }
 
  private:
-  SimStack sim_;
+  VirtualDriver& driver_;
+  SimDevice device_;
+  ClusterPool* pool_;
+  std::unique_ptr<PoolDevice> pooled_;
+  Stack stack_;
 };
 
 struct UringBackendOptions {

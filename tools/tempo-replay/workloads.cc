@@ -25,6 +25,8 @@ ReplayWorkload to_replay(const std::vector<Request>& requests) {
     q.prompt_tokens = r.input_tokens;
     q.chunk_tokens = r.chunk_tokens;
     q.output_tokens = r.output_tokens;
+    if (!r.chunk_keys.empty()) q.first_chunk = r.chunk_keys.front();
+    for (ObjectKey k : r.chunk_keys) q.chunks.push_back({k, r.chunk_bytes});
     for (uint64_t i = 0; i < r.cached_chunks(); ++i) {
       const KvObject o{r.chunk_keys.at(i), r.chunk_bytes};
       q.prefix_chunks.push_back(o);
@@ -105,6 +107,7 @@ int build_workload(const WorkloadSpec& spec, const ExecModel& model, ReplayWorkl
     }
   }
   *out = to_replay(requests);
+  out->computed_in_run = spec.name == "trace";
   out->skipped_lines = stats.skipped;
   out->first_skipped = stats.first_skipped;
   return 0;

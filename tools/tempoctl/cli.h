@@ -47,6 +47,11 @@ void print_json(const json& doc);
 // 1.5 GiB, 512 KiB...
 std::string human_bytes(double bytes);
 
+// The claims table (or JSON with --json); a claim of the wrong shape throws json::exception.
+int print_claims(const Args& args, const json& claims);
+// tempoctl claims --daemon.
+int daemon_claims(const Args& args);
+
 // Subcommands.
 int cmd_list(const Args& args);
 int cmd_stats(const Args& args);

@@ -1,11 +1,16 @@
+// tempoctl metrics and claims --daemon: what a tempod serves to operators.
+//
 // tempoctl metrics: a tempod's counters as a Prometheus text exposition (version 0.0.4),
 // for a node-exporter textfile (`tempoctl metrics > /var/lib/node_exporter/tempo.prom`) or
 // a scrape wrapper. Counters end in _total; the rest are gauges.
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "cli.h"
 #include "client/daemon_client.h"
+#include "client/tempod_proto.h"
+#include "controller/claim.h"
 
 namespace tempo::ctl {
 namespace {
@@ -66,19 +71,88 @@ const Metric kMetrics[] = {
 
 #undef TEMPO_METRIC
 
-std::string prometheus_text(const tempo_stats& s) {
+constexpr int64_t kMarginBoundsMs[] = TEMPOD_MARGIN_BOUNDS_MS;
+static_assert(std::size(kMarginBoundsMs) + 1 == TEMPOD_MARGIN_BUCKETS);
+
+std::string prometheus_text(const tempo_stats& s, const tempod_timeliness& t) {
   std::string out;
   char line[160];
-  for (const Metric& m : kMetrics) {
-    out += std::string("# HELP ") + m.name + " " + m.help + "\n# TYPE " + m.name +
-           (m.counter ? " counter\n" : " gauge\n");
-    std::snprintf(line, sizeof(line), "%s %.17g\n", m.name, m.value(s));
+  auto metric = [&](const char* name, const char* type, const char* help, double v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    std::snprintf(line, sizeof(line), "%s %.17g\n", name, v);
+    out += line;
+  };
+  for (const Metric& m : kMetrics)
+    metric(m.name, m.counter ? "counter" : "gauge", m.help, m.value(s));
+  metric("tempo_retrievals_on_time_total", "counter",
+         "Retrievals of committed claims that found them stage-ready", double(t.on_time));
+  metric("tempo_retrievals_late_total", "counter",
+         "Retrievals of committed claims that found them still staging", double(t.late));
+  // The commit margin (TTU - TTR at commit) as a Prometheus histogram, in seconds.
+  const char* h = "tempo_commit_margin_seconds";
+  out += std::string("# HELP ") + h + " Commit margin: TTU - TTR when a claim committed\n" +
+         "# TYPE " + h + " histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < TEMPOD_MARGIN_BUCKETS; ++i) {
+    cumulative += t.margin_buckets[i];
+    if (i < std::size(kMarginBoundsMs))
+      std::snprintf(line, sizeof(line), "%s_bucket{le=\"%g\"} %llu\n", h,
+                    double(kMarginBoundsMs[i]) / 1e3, static_cast<unsigned long long>(cumulative));
+    else
+      std::snprintf(line, sizeof(line), "%s_bucket{le=\"+Inf\"} %llu\n", h,
+                    static_cast<unsigned long long>(cumulative));
     out += line;
   }
+  std::snprintf(line, sizeof(line), "%s_sum %.17g\n%s_count %llu\n", h,
+                double(t.margin_sum_ns) / 1e9, h, static_cast<unsigned long long>(t.margin_count));
+  out += line;
   return out;
 }
 
 }  // namespace
+
+// A tempod's claims, page by page, with the engine each belongs to.
+int daemon_claims(const Args& args) {
+  std::unique_ptr<DaemonClient> client;
+  std::string error;
+  if (DaemonClient::connect(args.get("daemon"), "tempoctl", &client, &error) != 0)
+    return fail("claims", error);
+  json claims = json::array();
+  std::vector<DaemonClient::ClaimEntry> page;
+  for (tempo_claim_id after = 0;;) {
+    if (const int r = client->claims(after, TEMPOD_MAX_CLAIMS, &page); r != 0)
+      return fail("claims", std::string("claims: ") + std::strerror(-r));
+    for (const DaemonClient::ClaimEntry& e : page) {
+      if (e.id <= after) return fail("claims", "claim ids from tempod do not grow");
+      after = e.id;
+      const tempo_claim_info& i = e.info;
+      const bool planned = i.laxity_ns != TEMPO_LAXITY_NONE;
+      auto when = [](int64_t ns) { return ns >= 0 ? json(ns) : json(nullptr); };
+      claims.push_back(
+          json{{"id", e.id},
+               {"state", std::string(claim_state_name(static_cast<ClaimState>(i.state)))},
+               {"bytes", i.bytes},
+               {"ttu_ns", i.ttu_ns},
+               {"ttr_ns", planned ? json(i.ttu_ns - i.laxity_ns) : json(nullptr)},
+               {"laxity_ns", planned ? json(i.laxity_ns) : json(nullptr)},
+               {"deferrals", i.deferrals},
+               {"cancel_pending", (i.flags & TEMPO_CLAIM_F_CANCEL_PENDING) != 0},
+               {"never_fits", (i.flags & TEMPO_CLAIM_F_NEVER_FITS) != 0},
+               {"error", i.error},
+               {"engine", e.engine},
+               {"client", e.client},
+               {"request", e.request},
+               {"reported_ns", i.reported_ns},
+               {"committed_ns", when(i.committed_ns)},
+               {"ready_ns", when(i.ready_ns)},
+               {"retrieval_requested_ns", when(i.retrieval_requested_ns)},
+               {"transfer_begin_ns", when(i.transfer_begin_ns)},
+               {"ended_ns", when(i.ended_ns)}});
+    }
+    if (page.size() < TEMPOD_MAX_CLAIMS) break;
+  }
+  return print_claims(args, claims);
+}
 
 int cmd_metrics(const Args& args) {
   const std::string socket = args.get("daemon", "/run/tempo/tempod.sock");
@@ -87,15 +161,27 @@ int cmd_metrics(const Args& args) {
   if (DaemonClient::connect(socket, "tempoctl", &client, &error) != 0)
     return fail("metrics", error);
   tempo_stats s{};
+  tempod_timeliness t{};
   if (const int r = client->stats(&s); r != 0)
     return fail("metrics", std::string("stats: ") + std::strerror(-r));
+  if (const int r = client->timeliness(&t); r != 0)
+    return fail("metrics", std::string("timeliness: ") + std::strerror(-r));
   if (args.json()) {
     json doc = json::object();
     for (const Metric& m : kMetrics) doc[m.name] = m.value(s);
+    doc["tempo_retrievals_on_time_total"] = t.on_time;
+    doc["tempo_retrievals_late_total"] = t.late;
+    json buckets = json::array();
+    for (size_t i = 0; i < TEMPOD_MARGIN_BUCKETS; ++i)
+      buckets.push_back(
+          {{"le_ms", i < std::size(kMarginBoundsMs) ? json(kMarginBoundsMs[i]) : json("+Inf")},
+           {"count", t.margin_buckets[i]}});
+    doc["tempo_commit_margin"] = {
+        {"count", t.margin_count}, {"sum_ns", t.margin_sum_ns}, {"buckets", buckets}};
     print_json(doc);
     return 0;
   }
-  std::fputs(prometheus_text(s).c_str(), stdout);
+  std::fputs(prometheus_text(s, t).c_str(), stdout);
   return 0;
 }
 

@@ -120,6 +120,8 @@ std::string ms(const json& ns) {
   return buf;
 }
 
+}  // namespace
+
 // The claims table (or JSON); a claim of the wrong shape throws json::exception.
 int print_claims(const Args& args, const json& reply_claims) {
   json claims = json::array();
@@ -132,20 +134,24 @@ int print_claims(const Args& args, const json& reply_claims) {
     print_json(claims);
     return 0;
   }
-  std::printf("%-8s %-13s %12s %12s %12s %12s %9s\n", "ID", "STATE", "BYTES", "TTU_MS", "TTR_MS",
-              "LAXITY_MS", "DEFERRALS");
-  for (const json& c : claims)
-    std::printf("%-8llu %-13s %12llu %12s %12s %12s %9u\n",
+  const bool daemon = args.has("daemon");
+  std::printf("%-8s %-13s %12s %12s %12s %12s %9s%s\n", "ID", "STATE", "BYTES", "TTU_MS", "TTR_MS",
+              "LAXITY_MS", "DEFERRALS", daemon ? "  ENGINE                  REQUEST" : "");
+  for (const json& c : claims) {
+    std::printf("%-8llu %-13s %12llu %12s %12s %12s %9u",
                 static_cast<unsigned long long>(c.at("id").get<uint64_t>()),
                 c.at("state").get<std::string>().c_str(),
                 static_cast<unsigned long long>(c.at("bytes").get<uint64_t>()),
                 ms(c.at("ttu_ns")).c_str(), ms(c.at("ttr_ns")).c_str(),
                 ms(c.at("laxity_ns")).c_str(), c.at("deferrals").get<unsigned>());
+    if (daemon)
+      std::printf("  %-23s %s", c.at("engine").get<std::string>().c_str(),
+                  c.at("request").get<std::string>().c_str());
+    std::printf("\n");
+  }
   std::printf("%zu claims\n", claims.size());
   return 0;
 }
-
-}  // namespace
 
 int cmd_stats(const Args& args) {
   json stats;
@@ -177,7 +183,9 @@ int cmd_stats(const Args& args) {
 int cmd_claims(const Args& args) {
   json reply;
   std::string error;
-  if (!args.has("socket")) return fail("claims", "--socket=<path> is needed");
+  if (args.has("daemon") == args.has("socket"))
+    return fail("claims", "give exactly one of --socket=<path> and --daemon=<path>");
+  if (args.has("daemon")) return daemon_claims(args);
   const std::string malformed = "malformed reply from '" + args.get("socket") + "': ";
   json claims = json::array();
   // Page by page: each reply is bounded, and `next` is where the following page starts.

@@ -64,6 +64,8 @@ int server_options(const tempo::Settings& s, tempo::ServerOptions* o, std::strin
   o->socket = s.daemon.socket;
   o->mode = static_cast<mode_t>(s.daemon.socket_mode);
   o->max_queued = s.daemon.max_queued;
+  o->shares = s.daemon.shares;
+  o->default_share = s.daemon.default_share;
   if (!s.daemon.socket_group.empty()) {
     const group* g = getgrnam(s.daemon.socket_group.c_str());
     if (!g) {

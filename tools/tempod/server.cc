@@ -11,13 +11,29 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <tuple>
 
 #include "client/tempod_proto.h"
 #include "client/wire.h"
+#include "store/object_store.h"
+#include "store/verify_objects.h"
 #include "uring/uring_device.h"
 
 namespace tempo {
 namespace {
+
+// The protocol's commit margin buckets are the controller's.
+constexpr int64_t kProtoMarginBoundsMs[] = TEMPOD_MARGIN_BOUNDS_MS;
+static_assert(std::size(kProtoMarginBoundsMs) == kCommitMarginBoundsNs.size());
+constexpr bool same_margin_bounds() {
+  for (size_t i = 0; i < kCommitMarginBoundsNs.size(); ++i)
+    if (kProtoMarginBoundsMs[i] * kNsPerMs != kCommitMarginBoundsNs[i]) return false;
+  return true;
+}
+static_assert(same_margin_bounds());
+static_assert(TEMPOD_MARGIN_BUCKETS ==
+              std::tuple_size_v<decltype(ControllerStats::margin_buckets)>);
 
 constexpr int kBurst = 32;  // requests read from one client per wakeup (fairness)
 // epoll tags besides connection ids (which count up from 1).
@@ -140,7 +156,8 @@ Server::~Server() {
     while (!conns_.empty()) close_conn(*conns_.begin()->second);
     if (stack_) st.set_observer(nullptr);
   });
-  for (const Put& p : puts_) close(p.fd);
+  for (const Put& p : puts_)
+    if (p.fd >= 0) close(p.fd);
   for (int fd : {listen_fd_, epoll_fd_, timer_fd_})
     if (fd >= 0) close(fd);
   if (listen_fd_ >= 0) unlink(options_.socket.c_str());
@@ -269,9 +286,190 @@ void Server::reply_value(Conn& c, uint16_t op, uint64_t seq, int status, int64_t
   reply(c, std::move(m));
 }
 
+uint32_t Server::share_of(const std::string& engine) const {
+  const auto it = options_.shares.find(engine);
+  return it != options_.shares.end() ? it->second : options_.default_share;
+}
+
 Server::Conn* Server::find(uint32_t id) {
   const auto it = conns_.find(id);
   return it != conns_.end() ? it->second.get() : nullptr;
+}
+
+bool Server::owns(const Conn& c, ClaimId id) const {
+  const auto it = owners_.find(id);
+  return it != owners_.end() && it->second.engine == c.engine;
+}
+
+void Server::prune_owners(Stack& s) {
+  if (owners_.size() <= 2 * owners_after_prune_ + 1024) return;
+  // Forget the ids the stack erased (ended, past its retention): the map stays bounded by
+  // the live claims plus the stack's retained ended ones.
+  ClaimView v;
+  std::erase_if(owners_, [&](const auto& o) { return s.query(o.first, &v) == -ENOENT; });
+  owners_after_prune_ = owners_.size();
+}
+
+int Server::claim_op(Conn& c, uint16_t op, ClaimId id, int64_t arg,
+                     std::span<const tempo_object> objects, int64_t* value) {
+  Stack& s = *stack_;
+  *value = 0;
+  if (op == TEMPOD_OP_REPORT) {
+    Manifest m(objects.size());
+    for (size_t i = 0; i < objects.size(); ++i) m[i] = {objects[i].key, objects[i].bytes};
+    ClaimId got = 0;
+    const int st = s.report(m, arg, &got, nullptr, c.engine->group);
+    if (st != 0) return st;
+    owners_[got] = Owner{c.engine, c.id};
+    prune_owners(s);
+    *value = static_cast<int64_t>(got);
+    return 0;
+  }
+  if (!owns(c, id)) return -ENOENT;
+  switch (op) {
+    case TEMPOD_OP_REVISE:
+      return s.revise(id, arg);
+    case TEMPOD_OP_CANCEL:
+      return s.cancel(id);
+    case TEMPOD_OP_TRANSFER_BEGIN: {
+      const int st = s.begin_transfer(id);
+      if (st == 0) c.transfers.insert(id);
+      return st;
+    }
+    case TEMPOD_OP_TRANSFER_END: {
+      const int st = s.end_transfer(id);
+      if (st == 0) c.transfers.erase(id);
+      return st;
+    }
+    case TEMPOD_OP_RETRIEVAL: {
+      RetrievalOutcome o{};
+      const int st = s.request_retrieval(id, &o);
+      if (st == 0) *value = static_cast<int64_t>(o);
+      return st;
+    }
+    default:
+      return -EINVAL;
+  }
+}
+
+void Server::hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
+  const uint16_t op = TEMPOD_OP_HELLO;
+  tempod_hello h;
+  if (len != sizeof(h)) return reply_status(c, op, seq, -EINVAL);
+  std::memcpy(&h, msg, sizeof(h));
+  if (h.reserved != 0 || h.engine[sizeof(h.engine) - 1] != '\0' || c.engine)
+    return reply_status(c, op, seq, -EINVAL);
+  if (!c.admitted) {
+    options_.log(4, "refused pid " + std::to_string(c.pid) + " (uid " + std::to_string(c.uid) +
+                        "): not root, our uid or the socket's group");
+    c.reading = false;  // nothing more from it: it closes on the error
+    return reply_status(c, op, seq, -EACCES);
+  }
+  // A named engine is shared by every connection that gives its name; an unnamed one is
+  // this connection's alone.
+  const bool named = h.engine[0] != '\0';
+  const std::string name =
+      named ? std::string(h.engine) : "#" + std::to_string(c.id) + " pid " + std::to_string(c.pid);
+  std::shared_ptr<Engine> fresh;
+  std::shared_ptr<Engine>& e = named ? engines_[name] : fresh;
+  if (!e) {
+    e = std::make_shared<Engine>();
+    e->name = name.substr(0, sizeof(h.engine) - 1);
+    e->group = next_group_++;
+    stack_->controller().set_share(e->group, share_of(e->name));
+  }
+  ++e->conns;
+  c.engine = e;
+  options_.log(6, "client " + std::to_string(c.id) + " '" + name + "' (pid " +
+                      std::to_string(c.pid) + ") connected");
+  auto m = make_reply<tempod_hello_reply>(op, seq, 0);
+  auto* r = body<tempod_hello_reply>(m);
+  r->features = h.features & TEMPOD_F_ALL;
+  r->client_id = c.id;
+  const bool pass = region_fd_ >= 0 && (r->features & TEMPOD_F_FAST_TIER_FD) != 0;
+  if (pass) {
+    r->fast_tier_bytes = region_bytes_;
+    r->fast_tier_align = region_align_;
+  }
+  const std::string dev = stack_->stats().device;
+  std::memcpy(r->device, dev.data(), std::min(dev.size(), sizeof(r->device) - 1));
+  // The first reply: the socket's buffer is empty, so it goes out now, fd included.
+  if (send_message(c.fd, m.data(), m.size(), pass ? region_fd_ : -1, MSG_DONTWAIT) < 0)
+    c.broken = true;
+}
+
+void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
+  const uint16_t op = TEMPOD_OP_BATCH;
+  tempod_batch b;
+  if (len < sizeof(b)) return reply_status(c, op, seq, -EINVAL);
+  std::memcpy(&b, msg, sizeof(b));
+  if (b.reserved != 0) return reply_status(c, op, seq, -EINVAL);
+  // Parse every entry before running any: a malformed one fails the message, none run.
+  struct Entry {
+    tempod_batch_entry e;
+    size_t objects_at;
+  };
+  std::vector<Entry> entries;
+  size_t at = sizeof(b);
+  for (uint32_t i = 0; i < b.count; ++i) {
+    Entry x{};
+    if (len - at < sizeof(x.e)) return reply_status(c, op, seq, -EINVAL);
+    std::memcpy(&x.e, msg + at, sizeof(x.e));
+    at += sizeof(x.e);
+    x.objects_at = at;
+    const bool report = x.e.op == TEMPOD_OP_REPORT;
+    const bool known = report || x.e.op == TEMPOD_OP_REVISE || x.e.op == TEMPOD_OP_CANCEL ||
+                       x.e.op == TEMPOD_OP_RETRIEVAL || x.e.op == TEMPOD_OP_TRANSFER_BEGIN ||
+                       x.e.op == TEMPOD_OP_TRANSFER_END;
+    if (!known || x.e.reserved != 0 || (report ? x.e.id != 0 : x.e.count != 0) ||
+        (!report && x.e.op != TEMPOD_OP_REVISE && x.e.arg != 0) ||
+        (len - at) / sizeof(tempo_object) < x.e.count)
+      return reply_status(c, op, seq, -EINVAL);
+    at += size_t{x.e.count} * sizeof(tempo_object);
+    entries.push_back(x);
+  }
+  if (at != len) return reply_status(c, op, seq, -EINVAL);
+  auto m = make_reply<tempod_reply_value>(op, seq, 0, entries.size() * sizeof(tempod_batch_result));
+  body<tempod_reply_value>(m)->value = static_cast<int64_t>(entries.size());
+  std::vector<tempo_object> objects;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& x = entries[i];
+    objects.resize(x.e.count);
+    if (x.e.count)
+      std::memcpy(objects.data(), msg + x.objects_at, x.e.count * sizeof(tempo_object));
+    tempod_batch_result r{};
+    int64_t value = 0;
+    r.status = claim_op(c, x.e.op, x.e.id, x.e.arg, objects, &value);
+    r.value = value;
+    std::memcpy(m.data() + sizeof(tempod_reply_value) + i * sizeof(r), &r, sizeof(r));
+  }
+  reply(c, std::move(m));
+}
+
+void Server::handle_claims(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
+  const uint16_t op = TEMPOD_OP_CLAIMS;
+  tempod_claims q;
+  if (len != sizeof(q)) return reply_status(c, op, seq, -EINVAL);
+  std::memcpy(&q, msg, sizeof(q));
+  if (q.reserved != 0 || q.max == 0 || q.max > TEMPOD_MAX_CLAIMS)
+    return reply_status(c, op, seq, -EINVAL);
+  const std::vector<ClaimView> page = stack_->list(q.after, q.max);
+  auto m = make_reply<tempod_reply_value>(op, seq, 0, page.size() * sizeof(tempod_claim_entry));
+  body<tempod_reply_value>(m)->value = static_cast<int64_t>(page.size());
+  for (size_t i = 0; i < page.size(); ++i) {
+    tempod_claim_entry e{};
+    e.id = page[i].id;
+    to_claim_info(page[i], &e.info);
+    if (const auto it = owners_.find(page[i].id); it != owners_.end()) {
+      const Owner& o = it->second;
+      std::memcpy(e.engine, o.engine->name.data(), o.engine->name.size());
+      e.client = o.conn;
+    }
+    std::memcpy(e.request, page[i].request.data(),
+                std::min(page[i].request.size(), sizeof(e.request) - 1));
+    std::memcpy(m.data() + sizeof(tempod_reply_value) + i * sizeof(e), &e, sizeof(e));
+  }
+  reply(c, std::move(m));
 }
 
 void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
@@ -292,44 +490,8 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
   if (h.len != len || h.reserved != 0 || h.status != 0) return fail(-EINVAL);
   if (h.version != TEMPOD_PROTO_VERSION) return fail(-EPROTONOSUPPORT);
   Stack& s = *stack_;
-  if (op == TEMPOD_OP_HELLO) {
-    if (len != sizeof(tempod_hello)) return fail(-EINVAL);
-    tempod_hello hello;
-    std::memcpy(&hello, msg, sizeof(hello));
-    if (hello.reserved != 0 || hello.engine[sizeof(hello.engine) - 1] != '\0') return fail(-EINVAL);
-    if (!c.admitted) {
-      options_.log(4, "refused pid " + std::to_string(c.pid) + " (uid " + std::to_string(c.uid) +
-                          "): not root, our uid or the socket's group");
-      c.reading = false;  // nothing more from it: it closes on the error
-      return fail(-EACCES);
-    }
-    c.hello = true;
-    c.engine = hello.engine;
-    options_.log(6, "client " + std::to_string(c.id) + " '" + c.engine + "' (pid " +
-                        std::to_string(c.pid) + ") connected");
-    auto m = make_reply<tempod_hello_reply>(op, seq, 0);
-    auto* r = body<tempod_hello_reply>(m);
-    r->features = hello.features & TEMPOD_F_ALL;
-    r->client_id = c.id;
-    const bool pass = region_fd_ >= 0 && (r->features & TEMPOD_F_FAST_TIER_FD) != 0;
-    if (pass) {
-      r->fast_tier_bytes = region_bytes_;
-      r->fast_tier_align = region_align_;
-    }
-    const std::string dev = s.stats().device;
-    std::memcpy(r->device, dev.data(), std::min(dev.size(), sizeof(r->device) - 1));
-    // The first reply: the socket's buffer is empty, so it goes out now, fd included.
-    if (send_message(c.fd, m.data(), m.size(), pass ? region_fd_ : -1, MSG_DONTWAIT) < 0)
-      c.broken = true;
-    return;
-  }
-  if (!c.hello) return fail(-EPROTO);
-  auto claim = [&](tempod_claim_arg* a) {
-    if (len != sizeof(*a)) return -EINVAL;
-    std::memcpy(a, msg, sizeof(*a));
-    return c.claims.count(a->id) ? 0 : -ENOENT;
-  };
-  tempod_claim_arg a{};
+  if (op == TEMPOD_OP_HELLO) return hello(c, msg, len, seq);
+  if (!c.engine) return fail(-EPROTO);
   switch (op) {
     case TEMPOD_OP_REPORT: {
       tempod_report r;
@@ -337,35 +499,28 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       std::memcpy(&r, msg, sizeof(r));
       if (r.reserved != 0 || len != sizeof(r) + size_t{r.count} * sizeof(tempo_object))
         return fail(-EINVAL);
-      Manifest m(r.count);
-      for (uint32_t i = 0; i < r.count; ++i) {
-        tempo_object o;
-        std::memcpy(&o, msg + sizeof(r) + i * sizeof(o), sizeof(o));
-        m[i] = {o.key, o.bytes};
-      }
-      ClaimId id = 0;
-      const int st = s.report(m, r.ttu_ns, &id);
-      if (st == 0) c.claims.insert(id);
-      if (c.claims.size() > 2 * c.claims_after_prune + 1024) {
-        // Forget the ids the stack erased (ended, past its retention): the set stays
-        // bounded by the connection's live claims plus the stack's retained ended ones.
-        ClaimView v;
-        std::erase_if(c.claims, [&](ClaimId held) { return s.query(held, &v) == -ENOENT; });
-        c.claims_after_prune = c.claims.size();
-      }
-      return reply_value(c, op, seq, st, static_cast<int64_t>(id));
+      std::vector<tempo_object> objects(r.count);
+      if (r.count) std::memcpy(objects.data(), msg + sizeof(r), r.count * sizeof(tempo_object));
+      int64_t id = 0;
+      const int st = claim_op(c, op, 0, r.ttu_ns, objects, &id);
+      return reply_value(c, op, seq, st, id);
     }
     case TEMPOD_OP_REVISE:
     case TEMPOD_OP_TRANSFER_BEGIN:
     case TEMPOD_OP_TRANSFER_END:
-    case TEMPOD_OP_CANCEL: {
-      if (const int st = claim(&a); st != 0) return fail(st);
-      const int st = op == TEMPOD_OP_REVISE           ? s.revise(a.id, a.arg)
-                     : op == TEMPOD_OP_TRANSFER_BEGIN ? s.begin_transfer(a.id)
-                     : op == TEMPOD_OP_TRANSFER_END   ? s.end_transfer(a.id)
-                                                      : s.cancel(a.id);
+    case TEMPOD_OP_CANCEL:
+    case TEMPOD_OP_RETRIEVAL: {
+      tempod_claim_arg a;
+      if (len != sizeof(a)) return fail(-EINVAL);
+      std::memcpy(&a, msg, sizeof(a));
+      if (op != TEMPOD_OP_REVISE && a.arg != 0) return fail(-EINVAL);
+      int64_t value = 0;
+      const int st = claim_op(c, op, a.id, a.arg, {}, &value);
+      if (op == TEMPOD_OP_RETRIEVAL) return reply_value(c, op, seq, st, value);
       return reply_status(c, op, seq, st);
     }
+    case TEMPOD_OP_BATCH:
+      return handle_batch(c, msg, len, seq);
     case TEMPOD_OP_ORDER: {
       tempod_order o;
       if (len < sizeof(o)) return fail(-EINVAL);
@@ -375,59 +530,29 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       std::vector<ClaimId> ids(o.count);
       if (o.count) std::memcpy(ids.data(), msg + sizeof(o), o.count * sizeof(uint64_t));
       for (ClaimId id : ids)
-        if (id != TEMPO_NO_CLAIM && !c.claims.count(id)) return fail(-ENOENT);
-      std::vector<ClaimId> before = std::move(c.order);
-      c.order = std::move(ids);
+        if (id != TEMPO_NO_CLAIM && !owns(c, id)) return fail(-ENOENT);
+      Engine& e = *c.engine;
+      std::vector<ClaimId> before = std::move(e.order);
+      e.order = std::move(ids);
       const int st = merge_orders(s);
-      if (st != 0) c.order = std::move(before);
+      if (st != 0) e.order = std::move(before);
       return reply_status(c, op, seq, st);
     }
-    case TEMPOD_OP_RETRIEVAL: {
-      if (const int st = claim(&a); st != 0) return fail(st);
-      RetrievalOutcome o{};
-      const int st = s.request_retrieval(a.id, &o);
-      return reply_value(c, op, seq, st, st == 0 ? static_cast<int64_t>(o) : 0);
+    case TEMPOD_OP_QUERY:
+    case TEMPOD_OP_WAIT_READY:
+    case TEMPOD_OP_EXTENTS:
+    case TEMPOD_OP_ORDINARY_READ:
+      break;  // below: one claim, its own replies
+    case TEMPOD_OP_LABEL: {
+      tempod_label l;
+      if (len != sizeof(l)) return fail(-EINVAL);
+      std::memcpy(&l, msg, sizeof(l));
+      if (l.request[sizeof(l.request) - 1] != '\0') return fail(-EINVAL);
+      if (!owns(c, l.id)) return fail(-ENOENT);
+      return reply_status(c, op, seq, s.label(l.id, l.request));
     }
-    case TEMPOD_OP_QUERY: {
-      if (const int st = claim(&a); st != 0) return fail(st);
-      ClaimView v;
-      if (const int st = s.query(a.id, &v); st != 0) return fail(st);
-      auto m = make_reply<tempod_hdr>(op, seq, 0, sizeof(tempo_claim_info));
-      tempo_claim_info info;
-      to_claim_info(v, &info);
-      std::memcpy(m.data() + sizeof(tempod_hdr), &info, sizeof(info));
-      return reply(c, std::move(m));
-    }
-    case TEMPOD_OP_WAIT_READY: {
-      if (const int st = claim(&a); st != 0) return fail(st);
-      if (a.arg < 0) return fail(-EINVAL);
-      waiters_.push_back(Waiter{c.id, seq, a.id, saturating_deadline(ctx_.now(), a.arg)});
-      return;  // answered by check_waiters() at the end of this round or later
-    }
-    case TEMPOD_OP_EXTENTS: {
-      if (const int st = claim(&a); st != 0) return fail(st);
-      std::vector<std::span<const std::byte>> ext;
-      if (const int st = s.extents(a.id, &ext); st != 0) return fail(st);
-      if (region_base_ == nullptr) return fail(-EOPNOTSUPP);
-      if (ext.size() > TEMPOD_MAX_EXTENTS) return fail(-E2BIG);
-      auto m = make_reply<tempod_reply_value>(op, seq, 0, ext.size() * sizeof(tempod_extent));
-      body<tempod_reply_value>(m)->value = static_cast<int64_t>(ext.size());
-      for (size_t i = 0; i < ext.size(); ++i) {
-        const tempod_extent e{static_cast<__u64>(ext[i].data() - region_base_), ext[i].size()};
-        std::memcpy(m.data() + sizeof(tempod_reply_value) + i * sizeof(e), &e, sizeof(e));
-      }
-      return reply(c, std::move(m));
-    }
-    case TEMPOD_OP_ORDINARY_READ: {
-      if (const int st = claim(&a); st != 0) return fail(st);
-      const uint32_t cid = c.id;
-      const int st = s.ordinary_read(a.id, [this, alive = alive_, cid, op, seq](int status) {
-        if (!*alive) return;
-        if (Conn* k = find(cid)) reply_status(*k, op, seq, status);
-      });
-      if (st != 0) fail(st);
-      return;
-    }
+    case TEMPOD_OP_CLAIMS:
+      return handle_claims(c, msg, len, seq);
     case TEMPOD_OP_STATS: {
       if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
       auto m = make_reply<tempod_hdr>(op, seq, 0, sizeof(tempo_stats));
@@ -441,15 +566,64 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       return reply_status(c, op, seq, 0);
     case TEMPOD_OP_NOW:
       return reply_value(c, op, seq, 0, ctx_.now());
-    case TEMPOD_OP_STORE_PUT: {
-      tempod_store_put p;
-      if (len != sizeof(p)) return fail(-EINVAL);
-      std::memcpy(&p, msg, sizeof(p));
-      if (fd < 0) return fail(-EBADF);
-      if (p.bytes == 0) return fail(-EINVAL);
+    case TEMPOD_OP_STORE_LOOKUP: {
+      tempod_keys k;
+      if (len < sizeof(k)) return fail(-EINVAL);
+      std::memcpy(&k, msg, sizeof(k));
+      if (k.reserved != 0 || len != sizeof(k) + size_t{k.count} * sizeof(uint64_t))
+        return fail(-EINVAL);
+      uint32_t n = 0;
+      for (uint64_t key; n < k.count; ++n) {
+        std::memcpy(&key, msg + sizeof(k) + n * sizeof(key), sizeof(key));
+        if (s.object_size(key) < 0) break;
+      }
+      return reply_value(c, op, seq, 0, n);
+    }
+    case TEMPOD_OP_TIMELINESS: {
+      if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
+      const ControllerStats cs = s.controller().stats();
+      auto m = make_reply<tempod_timeliness>(op, seq, 0);
+      auto* t = body<tempod_timeliness>(m);
+      t->on_time = cs.on_time;
+      t->late = cs.late;
+      t->margin_count = cs.committed;
+      t->margin_sum_ns = cs.margin_sum_ns;
+      std::copy(cs.margin_buckets.begin(), cs.margin_buckets.end(), t->margin_buckets);
+      return reply(c, std::move(m));
+    }
+    case TEMPOD_OP_STORE_LIST:
+    case TEMPOD_OP_STORE_VERIFY:
+    case TEMPOD_OP_STORE_GC:
+    case TEMPOD_OP_STORE_PUT:
+    case TEMPOD_OP_STORE_DELETE: {
+      if (ctx_.store() == nullptr) return fail(-EOPNOTSUPP);
+      Put p{op, c.id, seq, 0, 0, fd, {}};
+      if (op == TEMPOD_OP_STORE_LIST) {
+        if (len != sizeof(p.list)) return fail(-EINVAL);
+        std::memcpy(&p.list, msg, sizeof(p.list));
+        if (p.list.max == 0 || p.list.max > TEMPOD_MAX_STORE_OBJECTS || p.list.first > 1 ||
+            p.list.quarantined > 1)
+          return fail(-EINVAL);
+      } else if (op == TEMPOD_OP_STORE_VERIFY || op == TEMPOD_OP_STORE_GC) {
+        if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
+      } else if (op == TEMPOD_OP_STORE_PUT) {
+        tempod_store_put r;
+        if (len != sizeof(r)) return fail(-EINVAL);
+        std::memcpy(&r, msg, sizeof(r));
+        if (fd < 0) return fail(-EBADF);
+        if (r.bytes == 0) return fail(-EINVAL);
+        p.key = r.key;
+        p.bytes = r.bytes;
+      } else {
+        tempod_key r;
+        if (len != sizeof(r)) return fail(-EINVAL);
+        std::memcpy(&r, msg, sizeof(r));
+        if (r.reserved != 0) return fail(-EINVAL);
+        p.key = r.key;
+      }
       {
         std::lock_guard lock(mu_);
-        puts_.push_back(Put{c.id, seq, p.key, p.bytes, fd});
+        puts_.push_back(p);
       }
       put_ready_.notify_one();
       return;
@@ -457,6 +631,137 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
     default:
       return fail(-ENOTTY);
   }
+  // QUERY, WAIT_READY, EXTENTS, ORDINARY_READ.
+  tempod_claim_arg a;
+  if (len != sizeof(a)) return fail(-EINVAL);
+  std::memcpy(&a, msg, sizeof(a));
+  if (!owns(c, a.id)) return fail(-ENOENT);
+  switch (op) {
+    case TEMPOD_OP_QUERY: {
+      ClaimView v;
+      if (const int st = s.query(a.id, &v); st != 0) return fail(st);
+      auto m = make_reply<tempod_hdr>(op, seq, 0, sizeof(tempo_claim_info));
+      tempo_claim_info info;
+      to_claim_info(v, &info);
+      std::memcpy(m.data() + sizeof(tempod_hdr), &info, sizeof(info));
+      return reply(c, std::move(m));
+    }
+    case TEMPOD_OP_WAIT_READY:
+      if (a.arg < 0) return fail(-EINVAL);
+      waiters_.push_back(Waiter{c.id, seq, a.id, saturating_deadline(ctx_.now(), a.arg)});
+      return;  // answered by check_waiters() at the end of this round or later
+    case TEMPOD_OP_EXTENTS: {
+      std::vector<std::span<const std::byte>> ext;
+      if (const int st = s.extents(a.id, &ext); st != 0) return fail(st);
+      if (region_base_ == nullptr) return fail(-EOPNOTSUPP);
+      if (ext.size() > TEMPOD_MAX_EXTENTS) return fail(-E2BIG);
+      auto m = make_reply<tempod_reply_value>(op, seq, 0, ext.size() * sizeof(tempod_extent));
+      body<tempod_reply_value>(m)->value = static_cast<int64_t>(ext.size());
+      for (size_t i = 0; i < ext.size(); ++i) {
+        const tempod_extent e{static_cast<__u64>(ext[i].data() - region_base_), ext[i].size()};
+        std::memcpy(m.data() + sizeof(tempod_reply_value) + i * sizeof(e), &e, sizeof(e));
+      }
+      return reply(c, std::move(m));
+    }
+    default: {  // ORDINARY_READ
+      const uint32_t cid = c.id;
+      const int st = s.ordinary_read(a.id, [this, alive = alive_, cid, op, seq](int status) {
+        if (!*alive) return;
+        if (Conn* k = find(cid)) reply_status(*k, op, seq, status);
+      });
+      if (st != 0) fail(st);
+      return;
+    }
+  }
+}
+
+namespace {
+
+tempod_store_object store_object(const ObjectInfo& i, int error, const std::string& reason) {
+  tempod_store_object o{};
+  o.key = i.key;
+  o.size = i.size;
+  o.offset = i.offset;
+  o.checksum = i.checksum;
+  o.seq = i.seq;
+  o.error = error;
+  std::memcpy(o.reason, reason.data(), std::min(reason.size(), sizeof(o.reason) - 1));
+  return o;
+}
+
+// Appends an object to a reply and sets the reply's length.
+void append(std::vector<std::byte>* m, const tempod_store_object& o) {
+  const size_t at = m->size();
+  m->resize(at + sizeof(o));
+  std::memcpy(m->data() + at, &o, sizeof(o));
+  reinterpret_cast<tempod_hdr*>(m->data())->len = static_cast<uint32_t>(m->size());
+}
+
+}  // namespace
+
+std::vector<std::byte> Server::store_op(const Put& p) {
+  ObjectStore& store = *ctx_.store();
+  if (p.op == TEMPOD_OP_STORE_LIST) {
+    std::vector<tempod_store_object> page;
+    auto in_page = [&](ObjectKey k) {
+      return k > p.list.after || (p.list.first && k == p.list.after);
+    };
+    if (p.list.quarantined) {
+      for (const QuarantinedObject& q : store.quarantined())
+        if (in_page(q.key)) page.push_back(store_object(ObjectInfo{q.key}, q.error, q.reason));
+    } else {
+      for (const ObjectInfo& i : store.list())
+        if (in_page(i.key)) page.push_back(store_object(i, 0, ""));
+    }
+    std::sort(page.begin(), page.end(), [](auto& a, auto& b) { return a.key < b.key; });
+    if (page.size() > p.list.max) page.resize(p.list.max);
+    auto m = make_reply<tempod_reply_value>(p.op, p.seq, 0);
+    body<tempod_reply_value>(m)->value = static_cast<int64_t>(page.size());
+    for (const tempod_store_object& o : page) append(&m, o);
+    return m;
+  }
+  if (p.op == TEMPOD_OP_STORE_VERIFY) {
+    // Every object read and checked (a bad one is quarantined by the read), then the ones
+    // quarantined before, as `tempoctl store verify` does at rest.
+    auto m = make_reply<tempod_store_verified>(p.op, p.seq, 0);
+    const StoreVerification found = verify_objects(store);
+    const size_t listed = std::min<size_t>(found.bad.size(), TEMPOD_MAX_STORE_OBJECTS);
+    for (size_t i = 0; i < listed; ++i)
+      append(&m,
+             store_object(ObjectInfo{found.bad[i].key}, found.bad[i].error, found.bad[i].reason));
+    auto* v = body<tempod_store_verified>(m);
+    v->verified = found.verified;
+    v->verified_bytes = found.verified_bytes;
+    v->bad = static_cast<uint32_t>(found.bad.size());
+    v->listed = static_cast<uint32_t>(listed);
+    v->catalog_errors = store.recovery().errors.size();
+    return m;
+  }
+  if (p.op == TEMPOD_OP_STORE_GC) {
+    auto m = make_reply<tempod_store_gc_reply>(p.op, p.seq, 0);
+    auto* g = body<tempod_store_gc_reply>(m);
+    g->catalog_bytes_before = store.catalog_bytes();
+    for (const QuarantinedObject& q : store.quarantined()) g->removed += store.remove(q.key) == 0;
+    const int r = store.compact();
+    g->catalog_bytes_after = store.catalog_bytes();
+    g->objects = store.size();
+    if (r != 0) return make_reply<tempod_hdr>(p.op, p.seq, r);
+    return m;
+  }
+  int status = -EINVAL;
+  struct stat st {};
+  if (p.op == TEMPOD_OP_STORE_DELETE) {
+    status = ctx_.store_delete(p.key);
+  } else if (fstat(p.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >= p.bytes) {
+    void* at = mmap(nullptr, p.bytes, PROT_READ, MAP_SHARED, p.fd, 0);
+    if (at == MAP_FAILED) {
+      status = -errno;
+    } else {
+      status = ctx_.store_put(p.key, std::span(static_cast<const std::byte*>(at), p.bytes));
+      munmap(at, p.bytes);
+    }
+  }
+  return make_reply<tempod_hdr>(p.op, p.seq, status);
 }
 
 void Server::put_worker() {
@@ -469,20 +774,10 @@ void Server::put_worker() {
       p = puts_.front();
       puts_.pop_front();
     }
-    int status = -EINVAL;
-    struct stat st {};
-    if (fstat(p.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >= p.bytes) {
-      void* at = mmap(nullptr, p.bytes, PROT_READ, MAP_SHARED, p.fd, 0);
-      if (at == MAP_FAILED) {
-        status = -errno;
-      } else {
-        status = ctx_.store_put(p.key, std::span(static_cast<const std::byte*>(at), p.bytes));
-        munmap(at, p.bytes);
-      }
-    }
-    close(p.fd);
+    std::vector<std::byte> m = store_op(p);
+    if (p.fd >= 0) close(p.fd);
     ctx_.call([&](Stack&) {
-      if (Conn* c = find(p.conn)) reply_status(*c, TEMPOD_OP_STORE_PUT, p.seq, status);
+      if (Conn* c = find(p.conn)) reply(*c, std::move(m));
     });
   }
 }
@@ -490,44 +785,68 @@ void Server::put_worker() {
 void Server::close_conn(Conn& c) {
   Stack& s = *stack_;
   size_t ended_transfers = 0;
-  size_t cancelled = 0;
-  for (ClaimId id : c.claims) {
+  for (ClaimId id : c.transfers) {
     ClaimView v;
-    if (s.query(id, &v) != 0 || ended(v.state)) continue;
-    if (v.state == ClaimState::kTransferring)
+    if (s.query(id, &v) == 0 && v.state == ClaimState::kTransferring)
       ended_transfers += s.end_transfer(id) == 0;
-    else
-      cancelled += s.cancel(id) == 0;
   }
-  if (c.hello)
-    options_.log(6, "client " + std::to_string(c.id) + " '" + c.engine + "' (pid " +
+  size_t cancelled = 0;
+  bool had_order = false;
+  if (c.engine && --c.engine->conns == 0) {
+    had_order = !c.engine->order.empty();
+    cancelled = engine_gone(*c.engine);
+  }
+  if (c.engine)
+    options_.log(6, "client " + std::to_string(c.id) + " '" + c.engine->name + "' (pid " +
                         std::to_string(c.pid) + ") gone: " + std::to_string(cancelled) +
                         " claims cancelled, " + std::to_string(ended_transfers) +
                         " transfers ended");
   std::erase_if(waiters_, [&](const Waiter& w) { return w.conn == c.id; });
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   close(c.fd);
-  const bool had_order = !c.order.empty();
   conns_.erase(c.id);  // c is gone from here on
   if (had_order) merge_orders(s);
   std::lock_guard lock(mu_);
   --open_conns_;
 }
 
+size_t Server::engine_gone(Engine& e) {
+  // The engine's last connection closed: its live claims are cancelled (transfers that
+  // connection began were ended above; others' ended with their connections).
+  Stack& s = *stack_;
+  size_t cancelled = 0;
+  for (const auto& [id, owner] : owners_) {
+    ClaimView v;
+    if (owner.engine.get() != &e || s.query(id, &v) != 0 || ended(v.state)) continue;
+    if (v.state == ClaimState::kTransferring)
+      s.end_transfer(id);
+    else
+      cancelled += s.cancel(id) == 0;
+  }
+  s.controller().set_share(e.group, 0);
+  e.order.clear();
+  if (const auto it = engines_.find(e.name); it != engines_.end() && it->second.get() == &e)
+    engines_.erase(it);  // owners_ keep the engine's name for listings
+  return cancelled;
+}
+
 int Server::merge_orders(Stack& s) {
   // Round robin over the connections' queues, oldest connection first: each engine's
   // order is kept, and no engine's queue starves another's.
-  std::vector<const Conn*> by_id;
-  for (auto& [id, c] : conns_)  // in id order
-    if (!c->order.empty()) by_id.push_back(c.get());
+  std::vector<const Engine*> by_id;
+  for (auto& [id, c] : conns_)  // in id order; an engine's queue at its first connection
+    if (c->engine && !c->engine->order.empty() &&
+        std::none_of(by_id.begin(), by_id.end(),
+                     [&](const Engine* e) { return e == c->engine.get(); }))
+      by_id.push_back(c->engine.get());
   std::vector<ClaimId> merged;
   ClaimView v;
   for (size_t i = 0;; ++i) {
     bool any = false;
-    for (const Conn* c : by_id) {
-      if (i >= c->order.size()) continue;
+    for (const Engine* e : by_id) {
+      if (i >= e->order.size()) continue;
       any = true;
-      const ClaimId id = c->order[i];
+      const ClaimId id = e->order[i];
       if (id == TEMPO_NO_CLAIM || s.query(id, &v) == 0) merged.push_back(id);
     }
     if (!any) break;

@@ -22,12 +22,16 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "client/tempod_proto.h"
 #include "stack/context.h"
+#include "tempo/tempo.h"
 
 namespace tempo {
 
@@ -36,6 +40,9 @@ struct ServerOptions {
   mode_t mode = 0660;       // the socket's permissions
   gid_t group = gid_t(-1);  // the socket's group (and a peer with it is admitted); -1 keeps ours
   size_t max_queued = 256;  // replies waiting for a client before its requests are not read
+  // Protected-capacity share weights by engine name (daemon.shares), and the others'.
+  std::map<std::string, uint32_t> shares;
+  uint32_t default_share = 1;
   // Where connection events go (syslog priority, message); on the loop thread.
   std::function<void(int, const std::string&)> log = [](int, const std::string&) {};
 };
@@ -54,19 +61,30 @@ class Server final : private StackObserver {
   size_t connections();
 
  private:
+  // An engine: every connection that said HELLO with its name (a scheduler and its workers
+  // are one engine in several processes). Its claims are shared by its connections and
+  // cancelled when the last one closes.
+  struct Engine {
+    std::string name;
+    uint32_t group = 0;  // its share group in the controller
+    size_t conns = 0;
+    std::vector<ClaimId> order;  // its waiting queue, merged into the stack's
+  };
+  // Who a claim belongs to, kept while the stack holds the claim.
+  struct Owner {
+    std::shared_ptr<Engine> engine;
+    uint32_t conn = 0;  // the connection that reported it
+  };
   struct Conn {
     int fd = -1;
     uint32_t id = 0;
     pid_t pid = 0;
     uid_t uid = 0;
     bool admitted = false;  // SO_PEERCRED check passed
-    bool hello = false;
     bool reading = true;
-    bool broken = false;  // a malformed packet or a failed HELLO reply: close it
-    std::string engine;
-    std::unordered_set<ClaimId> claims;  // reported here; erased ones pruned now and then
-    size_t claims_after_prune = 0;
-    std::vector<ClaimId> order;  // its waiting queue, merged into the stack's
+    bool broken = false;                    // a malformed packet or a failed HELLO reply: close it
+    std::shared_ptr<Engine> engine;         // set by HELLO
+    std::unordered_set<ClaimId> transfers;  // transfers this connection began
     std::deque<std::vector<std::byte>> out;
   };
   struct Waiter {
@@ -75,12 +93,16 @@ class Server final : private StackObserver {
     ClaimId id;
     TimeNs deadline;
   };
+  // A store operation for the put thread: STORE_PUT (fd holds the bytes), STORE_DELETE,
+  // STORE_LIST, STORE_VERIFY or STORE_GC.
   struct Put {
+    uint16_t op;
     uint32_t conn;
     uint64_t seq;
     ObjectKey key;
     uint64_t bytes;
     int fd;
+    tempod_store_list list;  // STORE_LIST's request
   };
 
   Server(Context& ctx, ServerOptions options) : ctx_(ctx), options_(std::move(options)) {}
@@ -91,6 +113,22 @@ class Server final : private StackObserver {
   // Handles one request; the reply is queued (or, for waits and reads, later). Sets
   // c.broken when the connection must close (the caller closes it).
   void handle(Conn& c, const std::byte* msg, size_t len, int fd);
+  // One claim operation of connection c (REPORT with `objects`, REVISE, CANCEL, RETRIEVAL,
+  // TRANSFER_BEGIN, TRANSFER_END), alone or in a BATCH: its status, and in *value REPORT's
+  // id or RETRIEVAL's outcome.
+  int claim_op(Conn& c, uint16_t op, ClaimId id, int64_t arg, std::span<const tempo_object> objects,
+               int64_t* value);
+  void handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
+  void handle_claims(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
+  void hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
+  // Whether claim `id` belongs to c's engine.
+  bool owns(const Conn& c, ClaimId id) const;
+  // Forgets owners of claims the stack erased, when their number has doubled.
+  void prune_owners(Stack& s);
+  // The engine's last connection closed: cancels its live claims (returns how many) and
+  // forgets it.
+  size_t engine_gone(Engine& e);
+  uint32_t share_of(const std::string& engine) const;
   void reply(Conn& c, std::vector<std::byte> msg);
   void reply_status(Conn& c, uint16_t op, uint64_t seq, int status);
   void reply_value(Conn& c, uint16_t op, uint64_t seq, int status, int64_t value);
@@ -101,6 +139,8 @@ class Server final : private StackObserver {
   void check_waiters(Stack& s);
   void arm_deadline();
   void put_worker();
+  // Runs one store operation on the put thread; its reply.
+  std::vector<std::byte> store_op(const Put& p);
   // StackObserver: readiness changed somewhere.
   void on_claim_ready(ClaimId) override;
   void on_claim_ordinary(ClaimId) override;
@@ -113,6 +153,10 @@ class Server final : private StackObserver {
   // Loop thread only:
   std::map<uint32_t, std::unique_ptr<Conn>> conns_;  // by id
   uint32_t next_conn_ = 1;
+  std::map<std::string, std::shared_ptr<Engine>> engines_;  // with a connection, by name
+  uint32_t next_group_ = 1;
+  std::unordered_map<ClaimId, Owner> owners_;
+  size_t owners_after_prune_ = 0;
   std::list<Waiter> waiters_;
   Stack* stack_ = nullptr;                                      // set on the loop thread at start
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once stopping

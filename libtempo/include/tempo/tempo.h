@@ -284,8 +284,14 @@ TEMPO_EXPORT int tempo_store_delete(struct tempo_ctx* ctx, uint64_t key);
 
 /* The fast tier's memory, for registering it with a GPU runtime once (cudaHostRegister)
  * so copies out of ready extents are DMA from pinned memory: every extent of
- * tempo_claim_extents lies in [*base, *base + *bytes). -EOPNOTSUPP on sim (no bytes). */
+ * tempo_claim_extents lies in [*base, *base + *bytes). -EOPNOTSUPP on sim (no bytes). In
+ * client mode (device = daemon) it is the daemon's fast tier as this process maps it
+ * (read-only). */
 TEMPO_EXPORT int tempo_ctx_fast_tier(struct tempo_ctx* ctx, void** base, uint64_t* bytes);
+
+/* Labels a claim with the engine's request id (NUL-terminated, at most 39 bytes), which
+ * `tempoctl claims` shows beside it. -ENOENT unknown claim, -EINVAL null or too long. */
+TEMPO_EXPORT int tempo_claim_label(struct tempo_ctx* ctx, tempo_claim_id id, const char* request);
 
 /* Asynchronous puts: a writer owns `threads` threads that run tempo_store_put for queued
  * objects, so a worker never waits on a save. The caller keeps each object's bytes valid

@@ -77,6 +77,7 @@ def _declare() -> None:
         "tempo_runtime_step": (c_int, [vp, P(Step)]),
         "tempo_runtime_finished": (c_int, [vp, c_uint32]),
         "tempo_runtime_get_costs": (c_int, [vp, P(StepCosts), P(c_uint64)]),
+        "tempo_claim_label": (c_int, [vp, c_uint64, ctypes.c_char_p]),
     }
     for name, (res, args) in protos.items():
         fn = getattr(lib, name)

@@ -355,6 +355,14 @@ class Context:
                          i.retrieval_requested_ns, i.transfer_begin_ns, i.ended_ns,
                          bool(i.flags & _F_CANCEL_PENDING), bool(i.flags & _F_NEVER_FITS))
 
+    def label(self, claim_id: int, request: str) -> None:
+        """Names the engine's request the claim is for (at most 39 bytes of UTF-8), shown
+        beside it by `tempoctl claims`."""
+        from ._native_engines import lib as engines_lib  # ABI 0.3
+        cid = _check_claim(claim_id)
+        self._call(f"tempo_claim_label(claim {cid})", engines_lib.tempo_claim_label, cid,
+                   request.encode())
+
     def transfer_begin(self, claim_id: int) -> None:
         """STAGE_READY -> TRANSFERRING (TempoError EAGAIN while staging)."""
         cid = _check_claim(claim_id)

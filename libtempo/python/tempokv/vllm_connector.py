@@ -224,7 +224,9 @@ class TempoKVConnector(_ConnectorBase):  # type: ignore[misc]
         for g in range(self.scheme.layer_groups):
             objects = [KvObject(self.scheme.object_key(k, g), size)
                        for k in r.chunk_keys[first:first + chunks]]
-            r.claims.append(self.ctx.report(objects, ttu_ns))
+            cid = self.ctx.report(objects, ttu_ns)
+            r.claims.append(cid)
+            self.ctx.label(cid, r.req_id.encode()[:39].decode(errors="ignore"))
         r.claim_first, r.claim_chunks = first, chunks
 
     def _state(self, cid: int) -> ClaimState:
