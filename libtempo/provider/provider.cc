@@ -14,7 +14,8 @@ Provider::Provider(Device& device, const Clock& clock, ProviderConfig config)
       config_(config),
       ledger_(config.budget_bytes, clock.now()),
       rate_(config.calibration_rate_bps, config.rate_window_ns),
-      projected_at_(clock.now()) {
+      remote_(device.remote_info().rate_bps, device.remote_info().latency_ns) {
+  for (Lane& l : lanes_) l.anchor = clock.now();
   if (config_.budget_bytes == 0) throw std::invalid_argument("provider: budget is 0");
   if (config_.budget_bytes >= device_.info().capacity_bytes)
     throw std::invalid_argument("provider: budget must be below the fast tier's capacity");
@@ -24,8 +25,13 @@ Provider::Provider(Device& device, const Clock& clock, ProviderConfig config)
 
 Provider::~Provider() { device_.set_observer(nullptr); }
 
-uint32_t Provider::slots() const {
+uint32_t Provider::slots(Source s) const {
+  if (s == Source::kRemote) return device_.remote_info().slots;
   return config_.staging_slots ? config_.staging_slots : device_.info().staging_slots;
+}
+
+double Provider::rate_bps(Source s) const {
+  return s == Source::kRemote ? remote_.rate_bps() : rate_.rate_bps();
 }
 
 Provider::Cls Provider::classify(ObjectKey key, const ObjRec& o) const {
@@ -33,8 +39,9 @@ Provider::Cls Provider::classify(ObjectKey key, const ObjRec& o) const {
   return device_.residency(key) == Residency::kResident ? Cls::kResident : Cls::kAbsent;
 }
 
-void Provider::set_cls(ObjRec& o, Cls cls) {
+void Provider::set_cls(ObjectKey key, ObjRec& o, Cls cls) {
   if (o.cls == cls) return;
+  if (cls == Cls::kAbsent) o.source = device_.stage_source(key);
   for (ClaimId id : o.planned) {
     ClaimRec& c = claims_.at(id);
     c.profile_stale = true;
@@ -71,6 +78,7 @@ int Provider::track(ClaimId id, const Manifest& manifest) {
     if (fresh) {
       o.bytes = k.bytes;
       o.cls = classify(k.key, o);
+      o.source = device_.stage_source(k.key);
     }
     if (!o.planned.insert(id).second) continue;
     if (o.cls == Cls::kAbsent) rec.absent_bytes += o.bytes;
@@ -97,86 +105,106 @@ void Provider::forget_if_unused(ObjectKey key) {
   if (o.refs == 0 && !o.staging && !o.pinned && o.planned.empty()) objects_.erase(it);
 }
 
-const QueueProjection& Provider::projection() {
-  if (projection_stale_) {
-    std::vector<uint64_t> remaining(ops_.size());
-    for (size_t i = 0; i < ops_.size(); ++i) remaining[i] = ops_[i].remaining;
-    projection_.build(remaining, slots());
-    projection_stale_ = false;
-    ++epoch_;
+const QueueProjection& Provider::projection(Source s) {
+  Lane& l = lane(s);
+  if (l.stale) {
+    std::vector<uint64_t> remaining(l.ops.size());
+    for (size_t i = 0; i < l.ops.size(); ++i) remaining[i] = l.ops[i].remaining;
+    l.projection.build(remaining, slots(s));
+    l.stale = false;
+    l.epoch = ++epoch_;
   }
-  return projection_;
+  return l.projection;
 }
 
-Provider::Now Provider::projection_now() {
-  const QueueProjection& p = projection();
+Provider::Now Provider::projection_now(Source s) {
+  const QueueProjection& p = projection(s);
+  Lane& l = lane(s);
   const TimeNs now = clock_.now();
-  if (now_at_ != now || now_epoch_ != epoch_) {
-    const uint64_t moved = std::min(bytes_in(now - projected_at_, rate_.rate_bps()), p.total());
-    now_.tag = p.tag_for_work(moved);
-    now_.done = p.work_at(now_.tag);
-    now_at_ = now;
-    now_epoch_ = epoch_;
+  if (l.now_at != now || l.now_epoch != l.epoch) {
+    const uint64_t moved = std::min(bytes_in(now - l.anchor, rate_bps(s)), p.total());
+    l.now.tag = p.tag_for_work(moved);
+    l.now.done = p.work_at(l.now.tag);
+    l.now_at = now;
+    l.now_epoch = l.epoch;
   }
-  return now_;
+  return l.now;
 }
 
-void Provider::sync_projection() {
+void Provider::sync_projection(Source s) {
+  Lane& l = lane(s);
   const TimeNs now = clock_.now();
-  if (now == projected_at_) return;
-  const uint64_t tag = projection_now().tag;
-  for (size_t i = 0; i < ops_.size(); ++i) {
-    const uint64_t start = projection_.start(i);
-    if (tag > start) ops_[i].remaining -= std::min(tag - start, ops_[i].remaining);
+  if (now == l.anchor) return;
+  const uint64_t tag = projection_now(s).tag;
+  for (size_t i = 0; i < l.ops.size(); ++i) {
+    const uint64_t start = l.projection.start(i);
+    if (tag > start) l.ops[i].remaining -= std::min(tag - start, l.ops[i].remaining);
   }
-  projected_at_ = now;
-  projection_stale_ = true;
+  l.anchor = now;
+  l.stale = true;
 }
 
-uint64_t Provider::place(const QueueProjection& p, const std::vector<ReadRun>& reads,
-                         uint64_t from) {
+uint64_t Provider::place(Lane& l, const std::vector<ReadRun>& reads, uint64_t from) {
+  const QueueProjection& p = l.projection;
   if (reads.size() != 1) return p.place_after(reads, from);
-  if (placed_epoch_ != epoch_ || placed_from_ != from) {
-    placed_.clear();
-    placed_epoch_ = epoch_;
-    placed_from_ = from;
+  if (l.placed_epoch != l.epoch || l.placed_from != from) {
+    l.placed.clear();
+    l.placed_epoch = l.epoch;
+    l.placed_from = from;
   }
   const ReadRun run = reads.front();
   const uint64_t key = run.bytes * 0x9E3779B97F4A7C15ull ^ run.count;
-  auto [it, fresh] = placed_.try_emplace(key, run, 0);
+  auto [it, fresh] = l.placed.try_emplace(key, run, 0);
   if (fresh) it->second.second = p.place_after(reads, from);
   if (it->second.first == run) return it->second.second;
   return p.place_after(reads, from);  // another run under the same key
 }
 
-TimeNs Provider::planned_ttr(ClaimRec& c) {
-  if (c.absent_bytes == 0 && c.covered_bytes == 0) return 0;
-  if (c.profile_stale) {
-    c.reads.clear();
-    c.covered.clear();
-    for (ObjectKey key : c.objects) {
-      const ObjRec& o = objects_.at(key);
-      if (o.cls == Cls::kAbsent && !c.reads.empty() && c.reads.back().bytes == o.bytes)
-        ++c.reads.back().count;
-      else if (o.cls == Cls::kAbsent)
-        c.reads.push_back(ReadRun{o.bytes, 1});
-      if (o.cls == Cls::kCovered) c.covered.push_back(key);
-    }
-    c.profile_stale = false;
-    c.work_epoch = UINT64_MAX;
+void Provider::refresh_profile(ClaimRec& c) {
+  if (!c.profile_stale) return;
+  for (Profile& f : c.sources) f = Profile{};
+  for (ObjectKey key : c.objects) {
+    const ObjRec& o = objects_.at(key);
+    Profile& f = c.sources[static_cast<size_t>(o.source)];
+    if (o.cls == Cls::kCovered) f.covered.push_back(key);
+    if (o.cls != Cls::kAbsent) continue;
+    if (!f.reads.empty() && f.reads.back().bytes == o.bytes)
+      ++f.reads.back().count;
+    else
+      f.reads.push_back(ReadRun{o.bytes, 1});
+    f.read_bytes += o.bytes;
   }
-  const QueueProjection& p = projection();
-  const Now now = projection_now();
+  c.profile_stale = false;
+}
+
+TimeNs Provider::source_ttr(Source s, Profile& f) {
+  if (f.reads.empty() && f.covered.empty()) return 0;
+  const QueueProjection& p = projection(s);
+  const Now now = projection_now(s);
+  Lane& l = lane(s);
   // Until time passes the first free slot, the claim's reads are placed as they would
   // have been at the anchor: the work kept for this epoch still holds.
-  const bool late = now.tag > p.first_free() && !c.reads.empty();
-  if (c.work_epoch != epoch_ || late) {
-    uint64_t end = place(p, c.reads, late ? now.tag : 0);
-    for (ObjectKey key : c.covered) end = std::max(end, p.finish(op_index_.at(key)));
-    c.work = p.work_at(end) + c.absent_bytes;
-    c.work_epoch = late ? UINT64_MAX : epoch_;
+  const bool late = now.tag > p.first_free() && !f.reads.empty();
+  if (f.epoch != l.epoch || late) {
+    // The tag at which its last object lands; by then its own reads have moved all their
+    // bytes too.
+    uint64_t end = f.reads.empty() ? 0 : place(l, f.reads, late ? now.tag : 0);
+    for (ObjectKey key : f.covered) end = std::max(end, p.finish(l.index.at(key)));
+    f.work = p.work_at(end) + f.read_bytes;
+    f.epoch = late ? UINT64_MAX : l.epoch;
   }
-  return bytes_to_ns(c.work > now.done ? c.work - now.done : 0, rate_.rate_bps());
+  // New reads wait the source's latency, then move their bytes.
+  return (f.reads.empty() ? 0 : latency_ns(s)) +
+         bytes_to_ns(f.work > now.done ? f.work - now.done : 0, rate_bps(s));
+}
+
+TimeNs Provider::planned_ttr(ClaimRec& c) {
+  if (c.absent_bytes == 0 && c.covered_bytes == 0) return 0;
+  refresh_profile(c);
+  TimeNs t = 0;
+  for (Source s : {Source::kLocal, Source::kRemote})
+    t = std::max(t, source_ttr(s, c.sources[static_cast<size_t>(s)]));
+  return t;
 }
 
 std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
@@ -184,15 +212,20 @@ std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
   if (it == claims_.end()) return std::nullopt;
   const ClaimRec& c = it->second;
   if (c.committed) {
-    // Committed: time until its outstanding staging completes.
-    const QueueProjection& p = projection();
-    const Now now = projection_now();
-    uint64_t end = now.tag;
-    for (ObjectKey key : c.objects) {
-      auto op = op_index_.find(key);
-      if (op != op_index_.end()) end = std::max(end, p.finish(op->second));
+    // Committed: time until its outstanding staging completes, on each source.
+    TimeNs t = 0;
+    for (Source s : {Source::kLocal, Source::kRemote}) {
+      const QueueProjection& p = projection(s);
+      const Now now = projection_now(s);
+      const Lane& l = lane(s);
+      uint64_t end = now.tag;
+      for (ObjectKey key : c.objects) {
+        auto op = l.index.find(key);
+        if (op != l.index.end()) end = std::max(end, p.finish(op->second));
+      }
+      t = std::max(t, bytes_to_ns(p.work_at(end) - now.done, rate_bps(s)));
     }
-    return bytes_to_ns(p.work_at(end) - now.done, rate_.rate_bps());
+    return t;
   }
   if (mode == TtrMode::kStatic)
     return bytes_to_ns(c.absent_bytes + c.covered_bytes, config_.static_rate_bps);
@@ -224,41 +257,49 @@ uint64_t naive_work(const std::vector<uint64_t>& remaining, const std::vector<ui
 std::optional<TimeNs> Provider::reference_ttr(ClaimId id) const {
   auto it = claims_.find(id);
   if (it == claims_.end() || it->second.committed) return std::nullopt;
-  const double rate = rate_.rate_bps();
-  // The queue from its anchor to now.
-  std::vector<uint64_t> remaining;
-  uint64_t total = 0, last = 0;
-  for (const Op& op : ops_) {
-    remaining.push_back(op.remaining);
-    total += op.remaining;
+  TimeNs ttr = 0;
+  for (Source s : {Source::kLocal, Source::kRemote}) {
+    const Lane& l = lanes_[static_cast<size_t>(s)];
+    const double rate = rate_bps(s);
+    // The queue from its anchor to now.
+    std::vector<uint64_t> remaining;
+    uint64_t total = 0, last = 0;
+    for (const Op& op : l.ops) {
+      remaining.push_back(op.remaining);
+      total += op.remaining;
+    }
+    std::vector<uint64_t> start = naive_starts(remaining, slots(s));
+    for (size_t i = 0; i < remaining.size(); ++i) last = std::max(last, start[i] + remaining[i]);
+    const uint64_t moved = std::min(bytes_in(clock_.now() - l.anchor, rate), total);
+    uint64_t lo = 0, hi = last;  // the largest tag whose work is at most `moved`
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (naive_work(remaining, start, mid) <= moved)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    for (size_t i = 0; i < remaining.size(); ++i)
+      if (lo > start[i]) remaining[i] -= std::min(lo - start[i], remaining[i]);
+    // The claim's reads from this source after it; its objects' operations there.
+    std::vector<size_t> reads, covered;
+    for (ObjectKey key : it->second.objects) {
+      const ObjRec& o = objects_.at(key);
+      if (o.source != s) continue;
+      if (o.cls == Cls::kCovered) covered.push_back(l.index.at(key));
+      if (o.cls != Cls::kAbsent) continue;
+      reads.push_back(remaining.size());
+      remaining.push_back(o.bytes);
+    }
+    if (reads.empty() && covered.empty()) continue;
+    start = naive_starts(remaining, slots(s));
+    uint64_t end = 0;
+    for (size_t i : reads) end = std::max(end, start[i] + remaining[i]);
+    for (size_t i : covered) end = std::max(end, start[i] + remaining[i]);
+    ttr = std::max(ttr, (reads.empty() ? 0 : latency_ns(s)) +
+                            bytes_to_ns(naive_work(remaining, start, end), rate));
   }
-  std::vector<uint64_t> start = naive_starts(remaining, slots());
-  for (size_t i = 0; i < remaining.size(); ++i) last = std::max(last, start[i] + remaining[i]);
-  const uint64_t moved = std::min(bytes_in(clock_.now() - projected_at_, rate), total);
-  uint64_t lo = 0, hi = last;  // the largest tag whose work is at most `moved`
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo + 1) / 2;
-    if (naive_work(remaining, start, mid) <= moved)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  for (size_t i = 0; i < remaining.size(); ++i)
-    if (lo > start[i]) remaining[i] -= std::min(lo - start[i], remaining[i]);
-  // The claim's reads after it; its objects' operations.
-  std::vector<size_t> mine;
-  for (ObjectKey key : it->second.objects) {
-    const ObjRec& o = objects_.at(key);
-    if (o.cls == Cls::kCovered) mine.push_back(op_index_.at(key));
-    if (o.cls != Cls::kAbsent) continue;
-    mine.push_back(remaining.size());
-    remaining.push_back(o.bytes);
-  }
-  if (mine.empty()) return 0;
-  start = naive_starts(remaining, slots());
-  uint64_t end = 0;
-  for (size_t i : mine) end = std::max(end, start[i] + remaining[i]);
-  return bytes_to_ns(naive_work(remaining, start, end), rate);
+  return ttr;
 }
 
 bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
@@ -268,13 +309,23 @@ bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
   if (threshold <= 0) return true;
   if (mode == TtrMode::kStatic || c.committed) return *ttr(id, mode) >= threshold;
   if (c.absent_bytes == 0 && c.covered_bytes == 0) return false;  // TTR is 0
-  const double rate = rate_.rate_bps();
-  // Work conservation bounds the projection: everything queued plus the claim's new reads
-  // drains by (W + X) / R; the new reads alone need at least X / R.
-  const uint64_t queued = projection().total() - projection_now().done;
-  if (bytes_to_ns(queued + c.absent_bytes, rate) < threshold) return false;
-  if (bytes_to_ns(c.absent_bytes, rate) >= threshold) return true;
-  return planned_ttr(it->second) >= threshold;
+  ClaimRec& rec = it->second;
+  refresh_profile(rec);
+  // Work conservation bounds each source's projection: everything queued there plus the
+  // claim's new reads drains by (W + X) / R; the new reads alone need at least X / R.
+  TimeNs lower = 0, upper = 0;
+  for (Source s : {Source::kLocal, Source::kRemote}) {
+    const Profile& f = rec.sources[static_cast<size_t>(s)];
+    if (f.reads.empty() && f.covered.empty()) continue;
+    const double rate = rate_bps(s);
+    const uint64_t queued = projection(s).total() - projection_now(s).done;
+    const TimeNs wait = f.reads.empty() ? 0 : latency_ns(s);
+    lower = std::max(lower, f.reads.empty() ? 0 : wait + bytes_to_ns(f.read_bytes, rate));
+    upper = std::max(upper, wait + bytes_to_ns(queued + f.read_bytes, rate));
+  }
+  if (upper < threshold) return false;
+  if (lower >= threshold) return true;
+  return planned_ttr(rec) >= threshold;
 }
 
 CommitResult Provider::commit(ClaimId id) {
@@ -295,7 +346,7 @@ CommitResult Provider::commit(ClaimId id) {
     ++counters_.capacity_deferrals;
     return {-ENOSPC, 0, need, false};
   }
-  sync_projection();
+  for (Source s : {Source::kLocal, Source::kRemote}) sync_projection(s);
   const TimeNs now = clock_.now();
   ledger_.add(need, now);
   c.committed = true;
@@ -314,25 +365,27 @@ CommitResult Provider::commit(ClaimId id) {
       const int r = device_.pin(key);
       if (r == 0) {
         o.pinned = true;
-        set_cls(o, Cls::kResident);
+        set_cls(key, o, Cls::kResident);
         continue;
       }
       failure = failure ? failure : r;
       continue;
     }
+    o.source = device_.stage_source(key);
     const int r = device_.stage(key);
     if (r != 0) {
       failure = failure ? failure : r;
       continue;
     }
-    if (ops_.empty()) rate_.on_busy(now);
-    op_index_[key] = ops_.size();
-    ops_.push_back(Op{key, o.bytes, o.bytes});
-    projection_stale_ = true;
+    Lane& l = lane(o.source);
+    if (o.source == Source::kLocal && l.ops.empty()) rate_.on_busy(now);
+    l.index[key] = l.ops.size();
+    l.ops.push_back(Op{key, o.bytes, o.bytes, now});
+    l.stale = true;
     ++counters_.stage_submitted;
     reserved_bytes_ += o.bytes;
     o.staging = true;
-    set_cls(o, Cls::kCovered);
+    set_cls(key, o, Cls::kCovered);
     o.waiters.push_back(id);
     ++c.pending;
     TEMPO_PROBE_STAGE_SUBMIT(key, o.bytes);
@@ -389,17 +442,25 @@ int64_t Provider::release(ClaimId id) {
 
 void Provider::on_stage_complete(const StageCompletion& done) {
   auto oit = objects_.find(done.key);
-  auto idx = op_index_.find(done.key);
-  if (oit == objects_.end() || idx == op_index_.end()) return;  // not ours
-  sync_projection();
+  if (oit == objects_.end() || !oit->second.staging) return;  // not ours
+  const Source source = oit->second.source;
+  Lane& l = lane(source);
+  auto idx = l.index.find(done.key);
+  if (idx == l.index.end()) return;
+  sync_projection(source);
   const TimeNs now = clock_.now();
   // Remove the operation, keeping issue order.
   const size_t at = idx->second;
-  ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(at));
-  op_index_.erase(idx);
-  for (size_t i = at; i < ops_.size(); ++i) op_index_[ops_[i].key] = i;
-  projection_stale_ = true;
-  rate_.on_complete(done.status == 0 ? done.bytes : 0, now, !ops_.empty());
+  const auto sharing = static_cast<uint32_t>(std::min<size_t>(l.ops.size(), slots(source)));
+  l.ops.erase(l.ops.begin() + static_cast<std::ptrdiff_t>(at));
+  l.index.erase(idx);
+  for (size_t i = at; i < l.ops.size(); ++i) l.index[l.ops[i].key] = i;
+  l.stale = true;
+  // The source's estimator learns from its own completions.
+  if (source == Source::kLocal)
+    rate_.on_complete(done.status == 0 ? done.bytes : 0, now, !l.ops.empty());
+  else if (done.status == 0)
+    remote_.on_complete(done.bytes, sharing, done.completed - done.submitted);
   TEMPO_PROBE_STAGE_COMPLETE(done.key, done.bytes, done.completed - done.submitted, done.status);
 
   ObjRec& o = oit->second;
@@ -412,12 +473,12 @@ void Provider::on_stage_complete(const StageCompletion& done) {
     ++counters_.stage_completed;
     counters_.staged_bytes += done.bytes;
     o.pinned = true;  // the stage took the device pin for us
-    set_cls(o, Cls::kResident);
+    set_cls(done.key, o, Cls::kResident);
     for (ClaimId id : waiters)
       if (--claims_.at(id).pending == 0) ready_now.push_back(id);
   } else {
     ++counters_.stage_failed;
-    set_cls(o, Cls::kAbsent);
+    set_cls(done.key, o, Cls::kAbsent);
     failed = waiters;
   }
   const uint64_t freed = drop_if_unreferenced(done.key, o);
@@ -430,12 +491,12 @@ void Provider::on_stage_complete(const StageCompletion& done) {
 
 void Provider::on_resident(ObjectKey key) {
   auto it = objects_.find(key);
-  if (it != objects_.end() && !it->second.staging) set_cls(it->second, Cls::kResident);
+  if (it != objects_.end() && !it->second.staging) set_cls(key, it->second, Cls::kResident);
 }
 
 void Provider::on_evicted(ObjectKey key) {
   auto it = objects_.find(key);
-  if (it != objects_.end() && !it->second.staging) set_cls(it->second, Cls::kAbsent);
+  if (it != objects_.end() && !it->second.staging) set_cls(key, it->second, Cls::kAbsent);
 }
 
 ProviderStats Provider::stats() const {
@@ -443,7 +504,10 @@ ProviderStats Provider::stats() const {
   s.budget_bytes = ledger_.budget();
   s.ledger_bytes = ledger_.bytes();
   s.reserved_bytes = reserved_bytes_;
-  s.outstanding_ops = ops_.size();
+  s.outstanding_ops = lanes_[0].ops.size() + lanes_[1].ops.size();
+  s.remote_outstanding_ops = lanes_[1].ops.size();
+  s.remote_rate_bps = remote_.rate_bps();
+  s.remote_latency_ns = remote_.latency_ns();
   s.effective_rate_bps = rate_.rate_bps();
   s.ledger_byte_seconds = ledger_.byte_seconds(clock_.now());
   return s;

@@ -6,6 +6,7 @@
 // Not thread-safe: the runtime serialises calls (the sim EventQueue, or the runtime loop).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -70,6 +71,10 @@ struct ProviderStats {
   uint64_t capacity_deferrals = 0;
   double effective_rate_bps = 0;
   double ledger_byte_seconds = 0;
+  // The remote source (a cluster pool): its outstanding reads, learned rate and latency.
+  uint64_t remote_outstanding_ops = 0;
+  double remote_rate_bps = 0;
+  TimeNs remote_latency_ns = 0;
 };
 
 class Provider final : public DeviceObserver {
@@ -90,9 +95,12 @@ class Provider final : public DeviceObserver {
   int untrack(ClaimId id);
 
   // Time for the claim to become resident and protected if committed now (0 if it is).
-  // An uncommitted claim's state-aware TTR is kept per claim and recomputed only when the
-  // staging queue, the rate or the residency of one of its objects changed, or when time
-  // moved past the point where a slot would be free for its reads.
+  // Each source (device.h: the local SSD, the cluster pool) is projected apart, with its
+  // own queue, slots and learned rate; a new read from the pool also waits the pool's
+  // learned latency. The claim's TTR is its latest source's. An uncommitted claim's state-aware TTR
+  // is kept per claim and recomputed only when the staging queue, the rate or the residency of one
+  // of its objects changed, or when time moved past the point where a slot would be free for its
+  // reads.
   std::optional<TimeNs> ttr(ClaimId id, TtrMode mode);
   // ttr(id, mode) >= threshold, decided from cheap bounds where they settle it.
   bool ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode);
@@ -114,6 +122,7 @@ class Provider final : public DeviceObserver {
   const CapacityLedger& ledger() const { return ledger_; }
   ProviderStats stats() const;
   double effective_rate_bps() const { return rate_.rate_bps(); }
+  const LatencyRateEstimator& remote_estimator() const { return remote_; }
 
   // Invariant checks for tests: the ledger recomputed from per-object state, and the device
   // pins the provider believes it holds.
@@ -133,53 +142,81 @@ class Provider final : public DeviceObserver {
     bool staging = false;  // our stage operation is outstanding
     bool pinned = false;   // we hold the device pin: resident and protected
     Cls cls = Cls::kAbsent;
+    Source source = Source::kLocal;       // where a stage reads it (asked again when absent)
     std::unordered_set<ClaimId> planned;  // uncommitted claims that include it
     std::vector<ClaimId> waiters;         // committed claims waiting for its staging
+  };
+  // An uncommitted claim as one source's projection reads it: the reads a commit would
+  // issue there (manifest order, equal neighbours as runs), the objects covered by its
+  // outstanding staging, and the work (bytes from the source's anchor) by which the last
+  // of them lands, kept for projection epoch `epoch`.
+  struct Profile {
+    std::vector<ReadRun> reads;
+    uint64_t read_bytes = 0;
+    std::vector<ObjectKey> covered;
+    uint64_t work = 0;
+    uint64_t epoch = UINT64_MAX;
   };
   struct ClaimRec {
     std::vector<ObjectKey> objects;  // unique, manifest order
     uint64_t bytes = 0;
     bool committed = false;
-    uint32_t pending = 0;        // committed: objects not yet resident and protected
-    uint64_t absent_bytes = 0;   // uncommitted: bytes needing new reads
-    uint64_t covered_bytes = 0;  // uncommitted: bytes our outstanding staging will bring
-    // Uncommitted, as the projection reads it: the reads a commit would issue (manifest
-    // order, equal neighbours as runs) and the objects covered by outstanding staging;
-    // stale after any of its objects changed class.
-    std::vector<ReadRun> reads;
-    std::vector<ObjectKey> covered;
+    uint32_t pending = 0;                   // committed: objects not yet resident and protected
+    uint64_t absent_bytes = 0;              // uncommitted: bytes needing new reads
+    uint64_t covered_bytes = 0;             // uncommitted: bytes our outstanding staging will bring
+    std::array<Profile, kSources> sources;  // uncommitted: per source, stale together
     bool profile_stale = true;
-    // The work (bytes from the projection's anchor) by which its last object lands, valid
-    // for projection epoch work_epoch.
-    uint64_t work = 0;
-    uint64_t work_epoch = UINT64_MAX;
   };
   struct Op {
     ObjectKey key;
     uint64_t bytes;
-    uint64_t remaining;  // at the projection's anchor (projected_at_)
+    uint64_t remaining;  // at the lane's anchor
+    TimeNs submitted;
   };
-
-  Cls classify(ObjectKey key, const ObjRec& o) const;
-  void set_cls(ObjRec& o, Cls cls);
-  // The projection of ops_ from its anchor, rebuilt (a new epoch) after a change.
-  const QueueProjection& projection();
   // Where the projection stands now: its tag, and the work done by then.
   struct Now {
     uint64_t tag = 0;
     uint64_t done = 0;
   };
-  Now projection_now();
-  // Moves the anchor to now: each operation keeps the bytes the model has it still move.
-  void sync_projection();
-  // The uncommitted claim's state-aware TTR.
+  // One source's outstanding staging and its projection.
+  struct Lane {
+    std::vector<Op> ops;  // issue order
+    std::unordered_map<ObjectKey, size_t> index;
+    TimeNs anchor = 0;  // ops[i].remaining are as of then
+    QueueProjection projection;
+    bool stale = true;
+    TimeNs now_at = -1;  // now is for this time and epoch
+    uint64_t now_epoch = UINT64_MAX;
+    Now now;
+    uint64_t epoch = UINT64_MAX;  // the provider's epoch when projection was built
+    // place()'s: single runs placed for `placed_epoch` and `placed_from`, by run.
+    std::unordered_map<uint64_t, std::pair<ReadRun, uint64_t>> placed;
+    uint64_t placed_epoch = UINT64_MAX;
+    uint64_t placed_from = 0;
+  };
+
+  Cls classify(ObjectKey key, const ObjRec& o) const;
+  // Moves the object to `cls` for every uncommitted claim that includes it; an object that
+  // becomes absent is asked its source again (a pool object kept locally reads locally).
+  void set_cls(ObjectKey key, ObjRec& o, Cls cls);
+  Lane& lane(Source s) { return lanes_[static_cast<size_t>(s)]; }
+  double rate_bps(Source s) const;
+  TimeNs latency_ns(Source s) const { return s == Source::kRemote ? remote_.latency_ns() : 0; }
+  uint32_t slots(Source s) const;
+  // The lane's projection from its anchor, rebuilt (a new epoch) after a change.
+  const QueueProjection& projection(Source s);
+  Now projection_now(Source s);
+  // Moves the lane's anchor to now: each operation keeps the bytes the model has it move.
+  void sync_projection(Source s);
+  void refresh_profile(ClaimRec& c);
+  // The uncommitted claim's state-aware TTR from one source, and from all.
+  TimeNs source_ttr(Source s, Profile& f);
   TimeNs planned_ttr(ClaimRec& c);
   // p.place_after(reads, from); a single run (claims of equal chunks) is placed once per
   // projection epoch and `from`, then looked up.
-  uint64_t place(const QueueProjection& p, const std::vector<ReadRun>& reads, uint64_t from);
+  uint64_t place(Lane& l, const std::vector<ReadRun>& reads, uint64_t from);
   uint64_t drop_if_unreferenced(ObjectKey key, ObjRec& o);
   void forget_if_unused(ObjectKey key);
-  uint32_t slots() const;
 
   Device& device_;
   const Clock& clock_;
@@ -187,20 +224,11 @@ class Provider final : public DeviceObserver {
   ProviderListener* listener_ = nullptr;
   CapacityLedger ledger_;
   RateEstimator rate_;
+  LatencyRateEstimator remote_;
   std::unordered_map<ObjectKey, ObjRec> objects_;
   std::unordered_map<ClaimId, ClaimRec> claims_;
-  std::vector<Op> ops_;  // outstanding staging, issue order
-  std::unordered_map<ObjectKey, size_t> op_index_;
-  TimeNs projected_at_ = 0;  // the anchor: ops_[i].remaining are as of then
-  QueueProjection projection_;
-  bool projection_stale_ = true;
-  uint64_t epoch_ = 0;  // bumped at each rebuild of projection_
-  TimeNs now_at_ = -1;  // now_ is for this time and epoch
-  uint64_t now_epoch_ = UINT64_MAX;
-  Now now_;
-  std::unordered_map<uint64_t, std::pair<ReadRun, uint64_t>> placed_;  // place()'s, by run
-  uint64_t placed_epoch_ = UINT64_MAX;
-  uint64_t placed_from_ = 0;
+  std::array<Lane, kSources> lanes_;
+  uint64_t epoch_ = 0;  // bumped at each rebuild of a lane's projection
   uint64_t reserved_bytes_ = 0;
   ProviderStats counters_;
 };

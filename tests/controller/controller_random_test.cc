@@ -50,13 +50,18 @@ class RandomRun {
                                "lru"};
     c.provider = ProviderConfig{2000 + pick(2500), 2500.0, 2500.0, kNsPerSec, 0};
     c.controller = ControllerConfig{*parse_policy(kPolicies[pick(6)]), 50 * kNsPerMs};
+    // Half the runs have a cluster pool beside the SSD, holding every third object, whose
+    // behaviour differs from what it reports (the provider learns it).
+    const bool pool = pick(2) == 0;
+    if (pool) c.remote = SimRemote{random_pool(), random_pool()};
     rt_ = std::make_unique<SimStack>(c);
     if (pick(2)) {  // share groups 1 and 2 (claims of group 0 or 3 have none)
       ctl().set_share(1, 1 + static_cast<uint32_t>(pick(3)));
       ctl().set_share(2, 1 + static_cast<uint32_t>(pick(3)));
     }
     for (ObjectKey k = 1; k <= kObjects; ++k) sizes_[k] = 50 + pick(400);
-    for (auto [k, b] : sizes_) rt_->device.add_object(k, b);
+    for (auto [k, b] : sizes_)
+      rt_->device.add_object(k, b, pool && k % 3 == 0 ? Source::kRemote : Source::kLocal);
   }
 
   void step() {
@@ -122,6 +127,12 @@ class RandomRun {
   }
 
   ControllerStats stats() const { return rt_->stack.controller().stats(); }
+
+ private:
+  RemoteInfo random_pool() {
+    return RemoteInfo{1 + static_cast<uint32_t>(pick(4)), 1000.0 + static_cast<double>(pick(3000)),
+                      static_cast<TimeNs>(pick(20)) * kNsPerMs};
+  }
 
  private:
   uint64_t pick(uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng_); }

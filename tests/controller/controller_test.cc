@@ -304,5 +304,33 @@ TEST_F(ControllerTest, EndedClaimsStopAgeingTheirTtu) {
   EXPECT_FALSE(v.ttr);
 }
 
+TEST(ControllerSources, ARemoteClaimCommitsEarlierThanAnEqualLocalOne) {
+  SimStackConfig c = small("tempo");
+  // The pool: 8 slots, 400 B/s, 50 ms per request.
+  c.remote = SimRemote{{8, 400.0, 50 * kNsPerMs}, {8, 400.0, 50 * kNsPerMs}};
+  SimStack rt(c);
+  Manifest local, remote;
+  for (ObjectKey k = 1; k <= 5; ++k) {
+    rt.device.add_object(k, 100);
+    rt.device.add_object(100 + k, 100, Source::kRemote);
+    local.push_back({k, 100});
+    remote.push_back({100 + k, 100});
+  }
+  Controller& ctl = rt.stack.controller();
+  ClaimId l = 0, r = 0;
+  ASSERT_EQ(ctl.report(local, 5 * kNsPerSec, &l), 0);
+  ASSERT_EQ(ctl.report(remote, 5 * kNsPerSec, &r), 0);
+  // Same bytes, same TTU. SSD: 500 B at 1000 B/s, TTR 0.5 s. Pool: 50 ms, then 500 B at
+  // 400 B/s: TTR 1.3 s, so its laxity reaches zero 0.8 s sooner.
+  EXPECT_EQ(*ctl.laxity(l), 4500 * kNsPerMs);
+  EXPECT_EQ(*ctl.laxity(r), 3700 * kNsPerMs);
+  rt.driver.run_all();
+  EXPECT_EQ(ctl.claim(r)->timing.committed, 3700 * kNsPerMs);
+  EXPECT_EQ(ctl.claim(l)->timing.committed, 4500 * kNsPerMs);
+  // Both are ready by their TTU.
+  EXPECT_EQ(ctl.claim(r)->timing.ready, 5 * kNsPerSec);
+  EXPECT_EQ(ctl.claim(l)->timing.ready, 5 * kNsPerSec);
+}
+
 }  // namespace
 }  // namespace tempo
