@@ -41,16 +41,22 @@ Provider::Cls Provider::classify(ObjectKey key, const ObjRec& o) const {
 
 void Provider::set_cls(ObjectKey key, ObjRec& o, Cls cls) {
   if (o.cls == cls) return;
-  if (cls == Cls::kAbsent) o.source = device_.stage_source(key);
+  move_object(o, cls, cls == Cls::kAbsent ? device_.stage_source(key) : o.source);
+}
+
+void Provider::move_object(ObjRec& o, Cls cls, Source source) {
+  if (o.cls == cls && o.source == source) return;
+  const auto from = static_cast<size_t>(o.source), to = static_cast<size_t>(source);
   for (ClaimId id : o.planned) {
     ClaimRec& c = claims_.at(id);
     c.profile_stale = true;
-    if (o.cls == Cls::kAbsent) c.absent_bytes -= o.bytes;
-    if (o.cls == Cls::kCovered) c.covered_bytes -= o.bytes;
-    if (cls == Cls::kAbsent) c.absent_bytes += o.bytes;
-    if (cls == Cls::kCovered) c.covered_bytes += o.bytes;
+    if (o.cls == Cls::kAbsent) c.absent[from] -= o.bytes;
+    if (o.cls == Cls::kCovered) c.covered[from] -= o.bytes;
+    if (cls == Cls::kAbsent) c.absent[to] += o.bytes;
+    if (cls == Cls::kCovered) c.covered[to] += o.bytes;
   }
   o.cls = cls;
+  o.source = source;
 }
 
 int Provider::track(ClaimId id, const Manifest& manifest) {
@@ -81,8 +87,8 @@ int Provider::track(ClaimId id, const Manifest& manifest) {
       o.source = device_.stage_source(k.key);
     }
     if (!o.planned.insert(id).second) continue;
-    if (o.cls == Cls::kAbsent) rec.absent_bytes += o.bytes;
-    if (o.cls == Cls::kCovered) rec.covered_bytes += o.bytes;
+    if (o.cls == Cls::kAbsent) rec.absent[static_cast<size_t>(o.source)] += o.bytes;
+    if (o.cls == Cls::kCovered) rec.covered[static_cast<size_t>(o.source)] += o.bytes;
   }
   return 0;
 }
@@ -199,7 +205,7 @@ TimeNs Provider::source_ttr(Source s, Profile& f) {
 }
 
 TimeNs Provider::planned_ttr(ClaimRec& c) {
-  if (c.absent_bytes == 0 && c.covered_bytes == 0) return 0;
+  if (c.absent == decltype(c.absent){} && c.covered == decltype(c.covered){}) return 0;
   refresh_profile(c);
   TimeNs t = 0;
   for (Source s : {Source::kLocal, Source::kRemote})
@@ -228,7 +234,8 @@ std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
     return t;
   }
   if (mode == TtrMode::kStatic)
-    return bytes_to_ns(c.absent_bytes + c.covered_bytes, config_.static_rate_bps);
+    return bytes_to_ns(c.absent[0] + c.absent[1] + c.covered[0] + c.covered[1],
+                       config_.static_rate_bps);
   return planned_ttr(it->second);
 }
 
@@ -308,24 +315,23 @@ bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
   const ClaimRec& c = it->second;
   if (threshold <= 0) return true;
   if (mode == TtrMode::kStatic || c.committed) return *ttr(id, mode) >= threshold;
-  if (c.absent_bytes == 0 && c.covered_bytes == 0) return false;  // TTR is 0
-  ClaimRec& rec = it->second;
-  refresh_profile(rec);
+  if (c.absent == decltype(c.absent){} && c.covered == decltype(c.covered){})
+    return false;  // TTR is 0
   // Work conservation bounds each source's projection: everything queued there plus the
   // claim's new reads drains by (W + X) / R; the new reads alone need at least X / R.
   TimeNs lower = 0, upper = 0;
   for (Source s : {Source::kLocal, Source::kRemote}) {
-    const Profile& f = rec.sources[static_cast<size_t>(s)];
-    if (f.reads.empty() && f.covered.empty()) continue;
+    const uint64_t x = c.absent[static_cast<size_t>(s)];
+    if (x == 0 && c.covered[static_cast<size_t>(s)] == 0) continue;
     const double rate = rate_bps(s);
     const uint64_t queued = projection(s).total() - projection_now(s).done;
-    const TimeNs wait = f.reads.empty() ? 0 : latency_ns(s);
-    lower = std::max(lower, f.reads.empty() ? 0 : wait + bytes_to_ns(f.read_bytes, rate));
-    upper = std::max(upper, wait + bytes_to_ns(queued + f.read_bytes, rate));
+    const TimeNs wait = x == 0 ? 0 : latency_ns(s);
+    lower = std::max(lower, x == 0 ? 0 : wait + bytes_to_ns(x, rate));
+    upper = std::max(upper, wait + bytes_to_ns(queued + x, rate));
   }
   if (upper < threshold) return false;
   if (lower >= threshold) return true;
-  return planned_ttr(rec) >= threshold;
+  return planned_ttr(it->second) >= threshold;
 }
 
 CommitResult Provider::commit(ClaimId id) {
@@ -371,7 +377,7 @@ CommitResult Provider::commit(ClaimId id) {
       failure = failure ? failure : r;
       continue;
     }
-    o.source = device_.stage_source(key);
+    move_object(o, o.cls, device_.stage_source(key));
     const int r = device_.stage(key);
     if (r != 0) {
       failure = failure ? failure : r;

@@ -161,9 +161,11 @@ class Provider final : public DeviceObserver {
     std::vector<ObjectKey> objects;  // unique, manifest order
     uint64_t bytes = 0;
     bool committed = false;
-    uint32_t pending = 0;                   // committed: objects not yet resident and protected
-    uint64_t absent_bytes = 0;              // uncommitted: bytes needing new reads
-    uint64_t covered_bytes = 0;             // uncommitted: bytes our outstanding staging will bring
+    uint32_t pending = 0;  // committed: objects not yet resident and protected
+    // Uncommitted, per source: bytes needing new reads, bytes our outstanding staging will
+    // bring.
+    std::array<uint64_t, kSources> absent{};
+    std::array<uint64_t, kSources> covered{};
     std::array<Profile, kSources> sources;  // uncommitted: per source, stale together
     bool profile_stale = true;
   };
@@ -199,6 +201,8 @@ class Provider final : public DeviceObserver {
   // Moves the object to `cls` for every uncommitted claim that includes it; an object that
   // becomes absent is asked its source again (a pool object kept locally reads locally).
   void set_cls(ObjectKey key, ObjRec& o, Cls cls);
+  // Moves the object to `cls` from `source` for every uncommitted claim that includes it.
+  void move_object(ObjRec& o, Cls cls, Source source);
   Lane& lane(Source s) { return lanes_[static_cast<size_t>(s)]; }
   double rate_bps(Source s) const;
   TimeNs latency_ns(Source s) const { return s == Source::kRemote ? remote_.latency_ns() : 0; }
