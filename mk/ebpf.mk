@@ -62,15 +62,12 @@ $(EBPF_CLIENT): tests/ebpf/capi_client.c $(EBPF_LIBTEMPO)
 	$(EBPF_CC) $(EBPF_CFLAGS) -Ilibtempo/include $< -L$(dir $(EBPF_LIBTEMPO)) -ltempo \
 	  -Wl,-rpath,$(abspath $(dir $(EBPF_LIBTEMPO))) -o $@
 
-# tests/ebpf/uring_replay.cc: a real-time replay on the uring device, over tempo_core.
-EBPF_URING    := $(EBPF_OUT)/uring-replay
-EBPF_CXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Wpedantic -Werror -Wshadow -Wconversion \
-                 -Wno-sign-conversion -Ilibtempo
+# tests/ebpf/uring_replay.cc: a real-time replay on the uring device, built by CMake with
+# tempo_core (so it links whatever optional libraries the library was built with).
+EBPF_URING := $(EBPF_OUT)/uring-replay
 ebpf-uring-replay: ebpf-replay
-	@if [ -f libtempo/stack/context.h ]; then \
-	  $(CXX) $(EBPF_CXXFLAGS) tests/ebpf/uring_replay.cc $(EBPF_CMAKE)/libtempo/libtempo_core.a \
-	    $$(pkg-config --libs liburing libxxhash numa libdaxctl) -lpthread -o $(EBPF_URING); \
-	else rm -f $(EBPF_URING); echo "ebpf: no libtempo/stack: the uring replay check is skipped"; fi
+	@cmake --build $(EBPF_CMAKE) -j $(JOBS) --target ebpf-uring-replay
+	@mkdir -p $(EBPF_OUT) && cp $(EBPF_CMAKE)/tests/ebpf/ebpf-uring-replay $(EBPF_URING)
 
 # tests/ebpf/gate.c: LD_PRELOAD'ed so a started program waits, mapped, until the tools attached.
 EBPF_GATE := $(EBPF_OUT)/libgate.so

@@ -39,3 +39,17 @@ run-figures:
 .PHONY: timely-grid
 timely-grid: tempo-replay-bin
 	@$(PY) -B scripts/figures/timely_grid.py $(TEMPO_REPLAY) $(FIGURES_DIR)
+
+# Replay across hosts (Documentation/cluster.md, "Replay across hosts"): a multi-turn
+# conversation trace on 2 hosts x 2 engines, without and with the cluster pool, under
+# both routers. Seconds; results in $(FIGURES_DIR)/cluster-replay/<router>/cluster/.
+CLUSTER_REPLAY_DIR ?= $(FIGURES_DIR)/cluster-replay
+.PHONY: cluster-replay
+cluster-replay: tempo-replay-bin
+	@mkdir -p $(CLUSTER_REPLAY_DIR)
+	@$(PY) -B scripts/figures/conversation_trace.py $(CLUSTER_REPLAY_DIR)/conversations.jsonl --rate 1.4
+	@for r in round-robin prefix-affinity; do \
+	  echo "== $$r"; \
+	  $(TEMPO_REPLAY) -e cluster -t $(CLUSTER_REPLAY_DIR)/conversations.jsonl --hosts 2 \
+	    --engines 2 --router $$r --out $(CLUSTER_REPLAY_DIR)/$$r || exit 1; \
+	done

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throw-away Ceph cluster on loopback for TempoKV's cluster-tier tests and demo:
 # one monitor, one manager, three memstore OSDs, one replicated pool (size 3, min 2).
-# Usage: scripts/ceph-test-cluster.sh start|stop|status|env|stop-osd N|start-osd N|pause-osds|resume-osds
+# Usage: scripts/ceph-test-cluster.sh start|stop|status|env|stop-osd N|start-osd N|stop-osds|start-osds|
+#                                     wait-active|pause-osds|resume-osds
 #   CEPH_TEST_DIR  state, config, keyring, logs (default /tmp/tempo-ceph)
 #   CEPH_TEST_PORT monitor port, msgr v2 (default 46790)
 #   CEPH_TEST_POOL pool name (default tempo)
@@ -52,6 +53,9 @@ osd heartbeat grace = 4
 osd heartbeat interval = 1
 mon osd report timeout = 10
 osd op thread timeout = 30
+# A stopped OSD unmounts its store (memstore then saves its objects): the whole pool can
+# stop and come back with its data.
+osd fast shutdown = false
 mgr initial modules =
 mon data avail warn = 1
 mon data avail crit = 0
@@ -71,8 +75,29 @@ wait_for() { # seconds description command...
   done
 }
 
+# Starts OSD $1 unless it runs.
 start_osd() {
+  local p
+  p=$(cat "$dir/run/osd.$1.pid" 2>/dev/null || true)
+  [ -n "$p" ] && kill -0 "$p" 2>/dev/null && return 0
   ceph-osd -c "$conf" -i "$1" 2>>"$dir/log/osd.$1.stderr"
+}
+
+# Stops OSD $1 as an operator would (SIGTERM, once: it tells the monitor and memstore saves
+# its objects, which a second SIGTERM would cut short) and waits until the process is gone.
+stop_osd() {
+  local p
+  p=$(cat "$dir/run/osd.$1.pid")
+  kill "$p" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
+  echo "ceph-test-cluster: osd.$1 (pid $p) did not exit in 10 s" >&2
+  return 1
+}
+
+# Every OSD up and every placement group active: the pool serves reads and writes.
+all_active() {
+  ceph -c "$conf" osd stat 2>/dev/null | grep -q "$osds osds: $osds up" &&
+    ! ceph -c "$conf" pg stat 2>/dev/null | grep -Eq 'inactive|peering|down|stale|unknown|activating'
 }
 
 start() {
@@ -127,12 +152,19 @@ case "${1:-}" in
   stop) stop ;;
   status) ceph_ -s ;;
   env) echo "CEPH_CONF=$conf TEMPO_CEPH_POOL=$pool" ;;
-  stop-osd)
-    p=$(cat "$dir/run/osd.${2:?osd id}.pid")
-    kill "$p"; for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done ;;
+  stop-osd) stop_osd "${2:?osd id}" ;;
   start-osd) start_osd "${2:?osd id}" ;;
+  # The whole pool stopped: every OSD process ends (their objects kept by memstore), and back.
+  stop-osds)
+    waits=()
+    for ((i = 0; i < osds; i++)); do stop_osd "$i" & waits+=($!); done
+    for w in "${waits[@]}"; do wait "$w"; done ;;
+  start-osds) for ((i = 0; i < osds; i++)); do start_osd "$i"; done ;;
+  wait-active) wait_for 60 "$osds OSDs up, every placement group active" all_active ;;
   # An unreachable pool without losing state: every OSD frozen (SIGSTOP), then thawed.
   pause-osds) for f in "$dir"/run/osd.*.pid; do kill -STOP "$(cat "$f")"; done ;;
   resume-osds) for f in "$dir"/run/osd.*.pid; do kill -CONT "$(cat "$f")"; done ;;
-  *) echo "usage: $0 start|stop|status|env|stop-osd N|start-osd N|pause-osds|resume-osds" >&2; exit 2 ;;
+  *)
+    echo "usage: $0 start|stop|status|env|stop-osd N|start-osd N|stop-osds|start-osds|wait-active|pause-osds|resume-osds" >&2
+    exit 2 ;;
 esac

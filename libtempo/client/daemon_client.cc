@@ -1,5 +1,6 @@
 #include "client/daemon_client.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -321,7 +322,7 @@ int DaemonClient::ordinary_read(tempo_claim_id id) {
 
 int DaemonClient::store_put(uint64_t key, const void* data, size_t bytes) {
   if (bytes == 0) return -EINVAL;
-  const int fd = memfd_create("tempo-put", MFD_CLOEXEC);
+  const int fd = memfd_create("tempo-put", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return -errno;
   size_t done = 0;
   while (done < bytes) {
@@ -333,6 +334,12 @@ int DaemonClient::store_put(uint64_t key, const void* data, size_t bytes) {
       return err;
     }
     done += static_cast<size_t>(n);
+  }
+  // tempod takes only a file that can no longer change (it maps it).
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    const int err = -errno;
+    close(fd);
+    return err;
   }
   auto m = make_request<tempod_store_put>(TEMPOD_OP_STORE_PUT);
   m.key = key;

@@ -16,7 +16,8 @@
  * Descriptors travel with SCM_RIGHTS: the HELLO reply carries the fast tier's memory (a
  * memfd for DRAM, the DAX device), mapped once read-only by the client, so the extents of
  * a transferring claim are read in place; a STORE_PUT request carries a memfd holding the
- * object's bytes. Documentation/tempod.md is the reference for every message.
+ * object's bytes, sealed against shrinking (F_SEAL_SHRINK: the daemon maps it).
+ * Documentation/tempod.md is the reference for every message.
  */
 #ifndef TEMPO_TEMPOD_PROTO_H
 #define TEMPO_TEMPOD_PROTO_H

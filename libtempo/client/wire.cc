@@ -107,12 +107,14 @@ ssize_t recv_message(int sock, void* buf, size_t cap, int* fd, int flags) {
         close(got);
     }
   }
-  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
-    if (*fd >= 0) close(*fd);
+  // A cut message hands no descriptor on, nor does an empty one: the caller takes it for
+  // the peer's close, so one sent beside it would be left open.
+  const bool cut = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
+  if ((cut || n == 0) && *fd >= 0) {
+    close(*fd);
     *fd = -1;
-    return -EMSGSIZE;
   }
-  return n;
+  return cut ? -EMSGSIZE : n;
 }
 
 }  // namespace tempo

@@ -18,8 +18,9 @@ void to_stats(const StackStats& all, tempo_stats* s);
 // or -errno.
 ssize_t send_message(int sock, const void* buf, size_t len, int pass_fd, int flags);
 // Receives one message into buf (at most cap bytes; a longer one is -EMSGSIZE) and the
-// descriptor beside it into *fd (-1 if none; descriptors beyond one are closed). The byte
-// count, 0 when the peer closed, or -errno.
+// descriptor beside it into *fd (-1 if none; descriptors beyond one, and any beside an
+// empty message or a cut one, are closed). The byte count, 0 when the peer closed (or sent
+// an empty message), or -errno.
 ssize_t recv_message(int sock, void* buf, size_t cap, int* fd, int flags);
 
 }  // namespace tempo

@@ -359,7 +359,8 @@ const SettingKey kSettingKeys[] = {
      "boolean: hugetlb pages when reserved, else transparent huge pages",
      bool_key<TEMPO_FIELD(uring.huge_pages)>},
     {"uring.prefault", "true", "",
-     "boolean: touch the whole arena at start (no page faults while staging)",
+     "boolean: touch the whole arena at start (no page faults while staging); `false` also "
+     "turns io_uring buffer registration off (it would pin, so fault in, the whole arena)",
      bool_key<TEMPO_FIELD(uring.prefault)>},
     {"uring.queue_depth", "16", "", "1..4096 reads in flight",
      int_key<TEMPO_FIELD(uring.queue_depth), 1, 4096>},
@@ -381,7 +382,8 @@ const SettingKey kSettingKeys[] = {
     {"daemon.socket_group", "", "tempod's group",
      "tempod: the socket's group; peers with it as their group are admitted", socket_group_key},
     {"daemon.max_queued", "256", "",
-     "tempod: 1..65536 replies waiting for one client before its requests are not read",
+     "tempod: 1..65536 replies waiting for one client, with its waits and store operations "
+     "in flight, before its requests are not read",
      int_key<TEMPO_FIELD(daemon.max_queued), 1, 65536>},
     {"daemon.shares", "", "every engine `daemon.default_share`",
      "tempod: protected-capacity share weights of named engines, `engine:weight,...` (weights "

@@ -1,43 +1,52 @@
 #!/usr/bin/env bash
-# The RADOS cluster tier's read path against `rados bench seq` on the same local cluster, in
-# the same run, alternating: same object size (4 MiB), same concurrency (16), same number
-# of objects. Prints each round and the ratio of medians; CPU is CPU-seconds per GB read
-# (the client process only: both readers talk to the same OSDs).
+# Reading from the pool against `rados bench seq` on the same local cluster, in the same run,
+# alternating, same object size (4 MiB), same concurrency (16), same number of objects:
+#   rados bench seq        over objects written by `rados bench write`
+#   RadosTier              the cluster tier alone (bench_rados_tier), into one buffer per slot
+#   staging (uring device) claims through the C ABI (bench_pool_staging): an in-process
+#                          context with an empty local store stages every object from the
+#                          pool into its fast tier, 16 claims ahead
+# Prints each round and the medians. Bandwidth in MiB/s (rados bench's "MB/sec" is MiB/s);
+# CPU is the client process's user + system seconds per GiB read (every reader talks to the
+# same OSDs, whose CPU is not counted).
 # Usage: scripts/bench/cluster_bench.sh BUILD_DIR [ROUNDS]
 set -euo pipefail
 build=${1:?build dir}
 rounds=${2:-3}
 here=$(cd "$(dirname "$0")/../.." && pwd)
-export CEPH_TEST_DIR=${CEPH_TEST_DIR:-/tmp/tempo-ceph-bench} CEPH_TEST_OSD_BYTES=$((2 << 30))
+export CEPH_TEST_DIR=${CEPH_TEST_DIR:-/tmp/tempo-ceph-bench} CEPH_TEST_OSD_BYTES=$((3 << 30))
 conf=$CEPH_TEST_DIR/ceph.conf
 objects=100 bytes=$((4 << 20)) depth=16
-bench=$build/tests/cluster/bench_rados_tier
+tier=$build/tests/cluster/bench_rados_tier
+staging=$build/tests/cluster/bench_pool_staging
 cluster=$here/scripts/ceph-test-cluster.sh
-trap '"$cluster" stop' EXIT
+work=$(mktemp -d "$build/cluster-bench-XXXXXX")
+trap '"$cluster" stop; rm -rf "$work"' EXIT
 "$cluster" stop
 "$cluster" start >/dev/null
 rados -c "$conf" -p tempo bench 600 write -b $bytes -O $bytes -t $depth --max-objects $objects \
   --no-cleanup >/dev/null
-"$bench" "$conf" tempo write $objects $bytes $depth
-ours=() theirs=() ours_cpu=() theirs_cpu=()
-cpu_of() { # command...: prints "output<TAB>CPU seconds of the command (user + system)"
-  local out
-  out=$(/usr/bin/time -f 'cpu_seconds=%U+%S' "$@" 2>&1)
-  printf '%s\t%s\n' "$(echo "$out" | tr '\n' ' ')" \
-    "$(echo "$out" | sed -n 's/^cpu_seconds=\(.*\)+\(.*\)$/\1 \2/p' | awk '{print $1 + $2}')"
-}
-gb=$(awk -v o=$objects -v b=$bytes 'BEGIN {print o * b / 1e9}')
+"$tier" "$conf" tempo write $objects $bytes $depth
+"$staging" "$conf" tempo write $objects $bytes $depth "$work"
+gib=$(awk -v o=$objects -v b=$bytes 'BEGIN {print o * b / 2^30}')
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+bench=() bench_cpu=() ours=() ours_cpu=() staged=() staged_cpu=() ratios=()
 for ((i = 1; i <= rounds; i++)); do
-  line=$(cpu_of rados -c "$conf" -p tempo bench 600 seq -t $depth)
-  bw=$(echo "$line" | sed -n 's/.*Bandwidth (MB\/sec): *\([0-9.]*\).*/\1/p')
-  cpu=$(awk -v t="$(echo "$line" | cut -f2)" -v gb=$gb 'BEGIN {printf "%.4f", t / gb}')
-  theirs+=("$bw") theirs_cpu+=("$cpu")
-  r=$("$bench" "$conf" tempo read $objects $bytes $depth)
-  ours+=("$(echo "$r" | sed -n 's/.*read_MBps=\([0-9.]*\).*/\1/p')")
-  ours_cpu+=("$(echo "$r" | sed -n 's/.*cpu_s_per_GB=\([0-9.]*\).*/\1/p')")
-  echo "round $i: rados bench seq ${theirs[-1]} MB/s (${theirs_cpu[-1]} CPU-s/GB), RadosTier ${ours[-1]} MB/s (${ours_cpu[-1]} CPU-s/GB)"
+  out=$(/usr/bin/time -f 'cpu_seconds=%U %S' rados -c "$conf" -p tempo bench 600 seq -t $depth 2>&1)
+  bench+=("$(echo "$out" | sed -n 's/.*Bandwidth (MB\/sec): *\([0-9.]*\).*/\1/p')")
+  bench_cpu+=("$(echo "$out" | sed -n 's/^cpu_seconds=//p' | awk -v g="$gib" '{printf "%.4f", ($1 + $2) / g}')")
+  r=$("$tier" "$conf" tempo read $objects $bytes $depth)
+  ours+=("$(echo "$r" | field read_MiBps)") ours_cpu+=("$(echo "$r" | field cpu_s_per_GiB)")
+  r=$("$staging" "$conf" tempo read $objects $bytes $depth "$work")
+  staged+=("$(echo "$r" | field read_MiBps)") staged_cpu+=("$(echo "$r" | field cpu_s_per_GiB)")
+  ratios+=("$(awk -v a="${staged[-1]}" -v b="${bench[-1]}" 'BEGIN {printf "%.1f", 100 * a / b}')")
+  echo "round $i (MiB/s, CPU-s/GiB): rados bench seq ${bench[-1]} (${bench_cpu[-1]})," \
+    "RadosTier ${ours[-1]} (${ours_cpu[-1]}), staging ${staged[-1]} (${staged_cpu[-1]})," \
+    "staging/rados bench ${ratios[-1]}%"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-mo=$(median "${ours[@]}") mt=$(median "${theirs[@]}")
-echo "median: RadosTier $mo MB/s, rados bench seq $mt MB/s: $(awk -v a="$mo" -v b="$mt" 'BEGIN {printf "%.0f%%", 100 * a / b}') of rados bench"
-echo "median CPU-s/GB: RadosTier $(median "${ours_cpu[@]}"), rados bench $(median "${theirs_cpu[@]}")"
+mb=$(median "${bench[@]}") mo=$(median "${ours[@]}") ms=$(median "${staged[@]}")
+pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100 * a / b}'; }
+echo "median MiB/s: rados bench seq $mb, RadosTier $mo ($(pct "$mo" "$mb")), staging through the uring device $ms ($(pct "$ms" "$mb"))"
+echo "median of the rounds' staging/rados bench: $(median "${ratios[@]}")%"
+echo "median CPU-s/GiB: rados bench seq $(median "${bench_cpu[@]}"), RadosTier $(median "${ours_cpu[@]}"), staging $(median "${staged_cpu[@]}")"

@@ -13,34 +13,26 @@
 #include <thread>
 #include <vector>
 
+#include "../store/scratch.h"
 #include "tempo/tempo.h"
 
 namespace {
 
 constexpr uint64_t kObjectBytes = 64 * 1024;
 
-std::vector<unsigned char> object_bytes(uint64_t key, size_t n) {
-  std::vector<unsigned char> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((key * 131 + i * 7) & 0xff);
-  return v;
-}
+using tempo::test::object_bytes;
 
 class CApiUring : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "capi_uring_XXXXXX";  // in the build directory: a real file system
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = std::filesystem::absolute(tmpl).string();
-  }
+  void SetUp() override { ASSERT_FALSE(dir_.path().empty()); }
   void TearDown() override {
     if (ctx_) tempo_ctx_unref(ctx_);
     if (cfg_) tempo_config_free(cfg_);
-    std::filesystem::remove_all(dir_);
   }
   void open(const char* policy, const char* budget = "512KiB") {
     ASSERT_EQ(tempo_config_new(&cfg_), 0);
     const std::pair<const char*, std::string> kv[] = {{"device", "uring"},
-                                                      {"uring.store_path", dir_ + "/store"},
+                                                      {"uring.store_path", dir_.path() + "/store"},
                                                       {"fast_tier_bytes", "4MiB"},
                                                       {"budget_bytes", budget},
                                                       {"policy", policy},
@@ -61,7 +53,7 @@ class CApiUring : public ::testing::Test {
     return objs;
   }
 
-  std::string dir_;
+  tempo::test::ScratchDir dir_;  // in the build directory: a real file system
   tempo_config* cfg_ = nullptr;
   tempo_ctx* ctx_ = nullptr;
 };
@@ -89,12 +81,12 @@ TEST_F(CApiUring, StagedBytesAreTheStoredObjects) {
   ASSERT_GE(count, 3u);
   std::vector<tempo_extent> ext(count);
   ASSERT_EQ(tempo_claim_extents(ctx_, id, ext.data(), ext.size(), &count), 0);
-  std::vector<unsigned char> copied;
+  std::vector<std::byte> copied;
   for (const tempo_extent& e : ext) {
-    const auto* p = static_cast<const unsigned char*>(e.addr);
+    const auto* p = static_cast<const std::byte*>(e.addr);
     copied.insert(copied.end(), p, p + e.bytes);
   }
-  std::vector<unsigned char> expected;
+  std::vector<std::byte> expected;
   for (uint64_t k = 1; k <= 3; ++k) {
     const auto o = object_bytes(k, kObjectBytes);
     expected.insert(expected.end(), o.begin(), o.end());
@@ -186,7 +178,7 @@ TEST_F(CApiUring, ConcurrentEnginesThreadsBalanceOut) {
         size_t obj = first;
         uint64_t off = 0;
         for (size_t k = 0; same && k < n; ++k) {
-          same = static_cast<const unsigned char*>(ext[k].addr)[0] ==
+          same = static_cast<const std::byte*>(ext[k].addr)[0] ==
                  object_bytes(objs[obj].key, off + 1)[off];
           off += ext[k].bytes;
           if (off == kObjectBytes) {

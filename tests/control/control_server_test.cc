@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -88,12 +89,24 @@ TEST(ControlServer, ServesStatsAndClaimsAsJsonLinesOwnerOnly) {
   EXPECT_EQ(c["ttu_ns"], 2'000'000'000);
   EXPECT_EQ(c["ttr_ns"], 500'000'000);  // 500 B at 1000 B/s
   EXPECT_EQ(c["laxity_ns"], 1'500'000'000);
+  EXPECT_EQ(c["request"], "");  // not labelled
+  ASSERT_EQ(in->call([&](Stack& s) { return s.label(id, "cmpl-7"); }), 0);
+  EXPECT_EQ(in->call([&](Stack& s) { return s.label(id + 1, "x"); }), -ENOENT);
 
   ASSERT_EQ(in->sim_advance(2 * kNsPerSec), 0);
   const json after = json::parse(ask(path, "claims"));
   EXPECT_EQ(after["claims"][0]["state"], "STAGE_READY");
   EXPECT_TRUE(after["claims"][0]["laxity_ns"].is_null());
   EXPECT_EQ(after["claims"][0]["committed_ns"], 1'500'000'000);
+  EXPECT_EQ(after["claims"][0]["request"], "cmpl-7");
+  // The commit's margin (TTU - TTR when it committed, at laxity about 0) is in the stats.
+  const json timely = json::parse(ask(path, "stats"))["stats"];
+  uint64_t commits = 0;
+  for (const json& n : timely["commit_margin_buckets"]) commits += n.get<uint64_t>();
+  EXPECT_EQ(commits, 1u);
+  EXPECT_LE(std::abs(timely["commit_margin_sum_ns"].get<int64_t>()), 100'000'000);
+  EXPECT_EQ(timely["retrievals_on_time"], 0);
+  EXPECT_EQ(timely["retrievals_late"], 0);
 
   const json bad = json::parse(ask(path, "reset"));
   EXPECT_EQ(bad["ok"], false);

@@ -1,9 +1,7 @@
 // libFuzzer target: the control socket's protocol (control/control_server.h) on a sim
 // instance holding one claim. The input is cut into lines as the server cuts a client's
 // bytes; every line gets one reply line that is a JSON object with a boolean "ok".
-//
-// The client protocol of tempod is not here yet: it comes with tempod (issue 15 asks for
-// its target then), and gets a target of its own beside this one.
+// tempod's binary client protocol has its own target, fuzz_tempod.cc.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -2,13 +2,12 @@
 // lifecycle, the same misuse, the same return codes, whatever runs below. Pairs whose
 // device is absent here say SKIP (the kmod pairs run in the guest, tests/vm).
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cerrno>
-#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "../store/scratch.h"
 #include "stack/context.h"
 
 namespace tempo {
@@ -17,11 +16,7 @@ namespace {
 constexpr uint64_t kObjectBytes = 64 * 1024;
 constexpr TimeNs kWait = 10 * kNsPerSec;
 
-std::vector<std::byte> object_bytes(ObjectKey key) {
-  std::vector<std::byte> v(kObjectBytes);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::byte((key * 131 + i * 7) & 0xff);
-  return v;
-}
+std::vector<std::byte> object_bytes(ObjectKey key) { return test::object_bytes(key, kObjectBytes); }
 
 struct SimDeviceKind {
   static constexpr const char* kName = "sim";
@@ -41,15 +36,8 @@ struct Pair {
 template <typename P>
 class Lifecycle : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "lifecycle_XXXXXX";  // in the build directory: a real file system
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = std::filesystem::absolute(tmpl).string();
-  }
-  void TearDown() override {
-    ctx_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { ASSERT_FALSE(dir_.path().empty()); }
+  void TearDown() override { ctx_.reset(); }  // before its store's directory goes
   // A context of this pair: budget for 4 objects, so a 5-object claim never fits.
   void open(const char* policy) {
     Settings s;
@@ -64,7 +52,7 @@ class Lifecycle : public ::testing::Test {
         {"calibration_rate", "1GiB"},
         {"demand_rate", "1GiB"},
         {"op_latency", "0"},
-        {"uring.store_path", dir_ + "/store"},
+        {"uring.store_path", dir_.path() + "/store"},
         {"uring.prefault", "false"}};
     for (const auto& [k, v] : kv) {
       if (k.starts_with("uring.") && std::string(P::Device::kName) != "uring") continue;
@@ -116,7 +104,7 @@ class Lifecycle : public ::testing::Test {
     ASSERT_EQ(state(id), ClaimState::kStageReady);
   }
 
-  std::string dir_;
+  test::ScratchDir dir_;  // in the build directory: a real file system
   std::unique_ptr<Context> ctx_;
 };
 

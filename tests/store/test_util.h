@@ -1,38 +1,16 @@
-// Helpers shared by the store, fast-tier and uring suites: a scratch directory on the
-// build's file system (O_DIRECT needs a real disk; tmpfs refuses it) and object contents
-// that are a pure function of (key, size).
+// Helpers shared by the store, fast-tier and uring suites: scratch.h's directory and object
+// contents, and what the host allows (O_DIRECT, io_uring).
 #pragma once
 
 #include <fcntl.h>
 #include <liburing.h>
-#include <stdlib.h>
 #include <unistd.h>
 
-#include <cstddef>
-#include <cstdint>
-#include <filesystem>
 #include <string>
-#include <vector>
+
+#include "scratch.h"
 
 namespace tempo::test {
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string tmpl = (std::filesystem::current_path() / "scratch-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data()) != nullptr ? tmpl : std::string();
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Whether the file system under `dir` accepts O_DIRECT (tmpfs does not).
 inline bool supports_direct_io(const std::string& dir) {
@@ -49,24 +27,6 @@ inline bool io_uring_usable() {
   if (io_uring_queue_init(2, &ring, 0) != 0) return false;
   io_uring_queue_exit(&ring);
   return true;
-}
-
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-inline void fill_object(uint64_t key, std::byte* out, size_t size) {
-  for (size_t i = 0; i < size; ++i)
-    out[i] = static_cast<std::byte>(splitmix64(key * 0x100000001b3ULL + i / 8) >> (8 * (i % 8)));
-}
-
-inline std::vector<std::byte> object_bytes(uint64_t key, size_t size) {
-  std::vector<std::byte> v(size);
-  fill_object(key, v.data(), size);
-  return v;
 }
 
 }  // namespace tempo::test

@@ -133,6 +133,21 @@ double aggregate_ops(int clients, double seconds, Work work) {
   return total;
 }
 
+// Report+cancel pairs on one context for `seconds`: operations per second.
+double ops_on(tempo_ctx* c, double seconds) {
+  const tempo_object objs[] = {{1, 1 << 20}};
+  uint64_t ops = 0;
+  const auto t0 = Clock::now();
+  while (ns_since(t0) < seconds * 1e9) {
+    tempo_claim_id id = 0;
+    if (const int r = tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id); r != 0)
+      die("report", r);
+    tempo_claim_cancel(c, id);
+    ops += 2;
+  }
+  return double(ops) / (ns_since(t0) / 1e9);
+}
+
 // Report+cancel operations per second of `clients` processes, one C ABI call each.
 double claim_ops(const std::string& socket, int clients, double seconds) {
   return aggregate_ops(clients, seconds, [&](int k, auto running) -> int64_t {
@@ -282,6 +297,8 @@ int main() {
   std::printf("  tempod / floor      %9.2f %8.2f\n", d.p50 / floor.p50, d.p99 / floor.p99);
 
   std::printf("claim ops/s (report + cancel)   one per call   batched by %u\n", kBatch);
+  std::printf("  in-process, 1 thread %12.0f  (the stack's own rate, no socket)\n",
+              ops_on(in, 2.0));
   for (int n : {1, 2, 4, 8})
     std::printf("  %d clients  %20.0f %16.0f\n", n, claim_ops(socket, n, 2.0),
                 batched_claim_ops(socket, n, 2.0));

@@ -25,6 +25,7 @@
 
 #include "client/tempod_proto.h"
 #include "tempo/tempo.h"
+#include "tempod_process.h"
 
 namespace {
 
@@ -36,19 +37,15 @@ constexpr uint64_t kObjectBytes = 256 << 10;
 class TempodTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/tempod-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    socket_ = dir_ + "/tempod.sock";
-    store_ = dir_ + "/store";
-    write_conf("");
+    const tempo::test::TempodFiles f = tempo::test::make_tempod_dir("tempod-test");
+    ASSERT_FALSE(f.dir.empty());
+    dir_ = f.dir;
+    socket_ = f.socket;
+    store_ = f.store;
   }
   // tempod's configuration, with `extra` lines among the top-level keys.
   void write_conf(const std::string& extra) const {
-    std::ofstream(dir_ + "/tempod.conf")
-        << "device = uring\nfast_tier_bytes = 64MiB\nbudget_bytes = 8MiB\npolicy = tempo\n"
-        << extra << "daemon.socket = " << socket_ << "\n[uring]\nstore_path = " << store_
-        << "\nhuge_pages = false\nprefault = false\n";
+    tempo::test::write_tempod_conf({dir_, socket_, store_}, extra);
   }
   void TearDown() override {
     stop_daemon();
@@ -57,14 +54,8 @@ class TempodTest : public ::testing::Test {
 
   // Starts tempod and waits until it serves.
   void start_daemon() {
-    daemon_ = fork();
-    ASSERT_GE(daemon_, 0);
-    if (daemon_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // a crashed test leaves no daemon behind
-      const std::string conf = dir_ + "/tempod.conf";
-      execl(TEMPOD_PATH, "tempod", "--config", conf.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    daemon_ = tempo::test::spawn_tempod(TEMPOD_PATH, dir_);
+    ASSERT_GT(daemon_, 0);
     const auto until = Clock::now() + std::chrono::seconds(20);
     while (Clock::now() < until) {
       tempo_ctx* c = nullptr;
@@ -76,14 +67,7 @@ class TempodTest : public ::testing::Test {
     }
     FAIL() << "tempod did not start serving " << socket_;
   }
-  void stop_daemon() {
-    if (daemon_ <= 0) return;
-    kill(daemon_, SIGTERM);
-    int status = 0;
-    waitpid(daemon_, &status, 0);
-    daemon_ = -1;
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "tempod status " << status;
-  }
+  void stop_daemon() { tempo::test::stop_tempod(&daemon_); }
 
   int client(tempo_ctx** out, const char* engine = nullptr) const {
     tempo_config* cfg = nullptr;
@@ -292,7 +276,8 @@ TEST_F(TempodTest, WaitReadyAnswersAtItsDeadline) {
   tempo_ctx_unref(c);
 }
 
-// A client that is SIGKILLed loses its claims; its protected bytes and pins return.
+// A client that is SIGKILLed ends its transfers; an engine's claims go with its last process;
+// their protected bytes and pins return.
 TEST_F(TempodTest, KilledClientsLeaveNothingBehind) {
   start_daemon();
   tempo_ctx* setup = must_client();
@@ -301,8 +286,10 @@ TEST_F(TempodTest, KilledClientsLeaveNothingBehind) {
   const char* env = std::getenv("TEMPOD_HAMMER_SECONDS");
   const int seconds = env ? std::atoi(env) : 5;
   auto hammer = [&](unsigned seed) {
+    // Half the clients are processes of one engine (its claims outlive any one of them),
+    // half engines of their own.
     tempo_ctx* c = nullptr;
-    if (client(&c) != 0) _exit(1);
+    if (client(&c, seed % 2 ? "shared" : nullptr) != 0) _exit(1);
     std::mt19937_64 rng(seed);
     std::vector<tempo_claim_id> live;
     while (true) {

@@ -20,6 +20,12 @@ class AgainstTempod(TempodTestCase):
             self.assertEqual(e.exception.errno, errno.EEXIST)
             cid = ctx.report([(7, len(data))], 10_000_000_000)
             self.assertEqual(ctx.query(cid).state, ClaimState.PLANNED)
+            ctx.label(cid, "cmpl-1")
+            for bad_id, request, err in ((cid + 99, "x", errno.ENOENT),
+                                         (cid, "y" * 40, errno.EINVAL)):
+                with self.assertRaises(TempoError) as e:
+                    ctx.label(bad_id, request)
+                self.assertEqual(e.exception.errno, err)
             ctx.request_retrieval(cid)
             self.assertEqual(ctx.wait_ready(cid, 5_000_000_000), Retrieval.READY)
             ctx.transfer_begin(cid)

@@ -6,7 +6,7 @@
 # Usage: tests/vm/run.sh BUILD_DIR TEMPO_KO [GUEST_BINARY...]
 #   GUEST_BINARY: extra programs (and their shared libraries) copied to the guest's /bin;
 #   the guest init runs those it knows (see init.sh).
-# Env: VM_TIMEOUT (seconds, default 480), VM_SMP (default 2).
+# Env: VM_TIMEOUT (seconds, default 900), VM_SMP (default 2).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -14,7 +14,7 @@ repo=$(cd "$here/../.." && pwd)
 build=$(mkdir -p "$1" && cd "$1" && pwd)
 ko=$2
 shift 2
-timeout_s=${VM_TIMEOUT:-480}
+timeout_s=${VM_TIMEOUT:-900}
 kver=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p')
 [ -n "$kver" ] || { echo "vm-test: linux-headers-amd64 is not installed" >&2; exit 2; }
 start=$(date +%s)

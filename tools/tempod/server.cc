@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -227,7 +228,7 @@ void Server::accept_all() {
 
 void Server::on_readable(Conn& c) {
   std::vector<std::byte> buf(TEMPOD_MAX_MESSAGE);
-  for (int i = 0; i < kBurst && c.reading && c.out.size() < options_.max_queued; ++i) {
+  for (int i = 0; i < kBurst && reads(c); ++i) {
     int fd = -1;
     const ssize_t n = recv_message(c.fd, buf.data(), buf.size(), &fd, MSG_DONTWAIT);
     if (n == -EAGAIN) return;
@@ -259,10 +260,13 @@ bool Server::on_writable(Conn& c) {
   return true;
 }
 
+bool Server::reads(const Conn& c) const {
+  return c.reading && c.out.size() + c.pending < options_.max_queued;
+}
+
 void Server::update_interest(Conn& c) {
   epoll_event ev{};
-  ev.events = (c.reading && c.out.size() < options_.max_queued ? EPOLLIN : 0u) |
-              (c.out.empty() ? 0u : EPOLLOUT);
+  ev.events = (reads(c) ? EPOLLIN : 0u) | (c.out.empty() ? 0u : EPOLLOUT);
   ev.data.u64 = c.id;
   epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
 }
@@ -611,7 +615,10 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
         if (len != sizeof(r)) return fail(-EINVAL);
         std::memcpy(&r, msg, sizeof(r));
         if (fd < 0) return fail(-EBADF);
-        if (r.bytes == 0) return fail(-EINVAL);
+        // The put maps the file: one its sender could still shrink would fault (SIGBUS) on
+        // the pages cut off, and kill the daemon. Only files sealed against that are taken.
+        const int seals = fcntl(fd, F_GET_SEALS);
+        if (r.bytes == 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0) return fail(-EINVAL);
         p.key = r.key;
         p.bytes = r.bytes;
       } else {
@@ -621,6 +628,7 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
         if (r.reserved != 0) return fail(-EINVAL);
         p.key = r.key;
       }
+      ++c.pending;
       {
         std::lock_guard lock(mu_);
         puts_.push_back(p);
@@ -648,6 +656,7 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
     }
     case TEMPOD_OP_WAIT_READY:
       if (a.arg < 0) return fail(-EINVAL);
+      ++c.pending;
       waiters_.push_back(Waiter{c.id, seq, a.id, saturating_deadline(ctx_.now(), a.arg)});
       return;  // answered by check_waiters() at the end of this round or later
     case TEMPOD_OP_EXTENTS: {
@@ -777,7 +786,11 @@ void Server::put_worker() {
     std::vector<std::byte> m = store_op(p);
     if (p.fd >= 0) close(p.fd);
     ctx_.call([&](Stack&) {
-      if (Conn* c = find(p.conn)) reply(*c, std::move(m));
+      if (Conn* c = find(p.conn)) {
+        reply(*c, std::move(m));
+        --c->pending;
+        update_interest(*c);
+      }
     });
   }
 }
@@ -836,8 +849,7 @@ int Server::merge_orders(Stack& s) {
   std::vector<const Engine*> by_id;
   for (auto& [id, c] : conns_)  // in id order; an engine's queue at its first connection
     if (c->engine && !c->engine->order.empty() &&
-        std::none_of(by_id.begin(), by_id.end(),
-                     [&](const Engine* e) { return e == c->engine.get(); }))
+        std::find(by_id.begin(), by_id.end(), c->engine.get()) == by_id.end())
       by_id.push_back(c->engine.get());
   std::vector<ClaimId> merged;
   ClaimView v;
@@ -864,9 +876,12 @@ void Server::check_waiters(Stack& s) {
       ++it;
       continue;
     }
-    if (c)
+    if (c) {
       reply_value(*c, TEMPOD_OP_WAIT_READY, it->seq, r == -EAGAIN ? -ETIMEDOUT : r,
                   r == 0 ? static_cast<int64_t>(o) : 0);
+      --c->pending;
+      update_interest(*c);
+    }
     it = waiters_.erase(it);
   }
 }

@@ -1,15 +1,19 @@
 // tempod's protocol server (libtempo/client/tempod_proto.h) over one Context on the
-// threaded driver. Everything but store puts runs on the driver's loop thread, where the
-// stack runs: the listening socket, the connections and a deadline timer sit in one epoll
-// set the driver watches, so a request is answered without a thread hop.
+// threaded driver. Everything but the store's operations runs on the driver's loop thread,
+// where the stack runs: the listening socket, the connections and a deadline timer sit in
+// one epoll set the driver watches, so a request is answered without a thread hop.
 //
-// Claims belong to the connection that reported them: other connections get -ENOENT for
-// them, and when a connection closes (the client exited or was killed) its live claims are
-// cancelled and its transfers ended, so their protected bytes return to the budget.
-// Sends never block: replies a client does not read wait in its queue (at most
-// max_queued); while the queue is full the daemon stops reading that client's requests,
-// and no other client notices. WAIT_READY answers at the claim's readiness or its own
-// deadline. Store puts run on one worker thread (the loop never waits for the disk).
+// Claims belong to the engine that reported them: the connections that gave one engine
+// name at HELLO (a scheduler and its workers), or one connection without a name. Other
+// engines get -ENOENT for them. When a connection closes (the client exited or was
+// killed) the transfers it began are ended; when it was its engine's last, the engine's
+// live claims are cancelled, so their protected bytes return to the budget. Each engine
+// has a share group in the controller (Controller::set_share, daemon.shares).
+// Sends never block: replies a client does not read wait in its queue; while those and
+// its requests still to be answered (waits, store operations) reach max_queued, the
+// daemon stops reading that client's requests, and no other client notices. WAIT_READY answers at
+// the claim's readiness or its own deadline. Store puts, deletes, listings, verification and
+// collection run on one worker thread, in order (the loop never waits for the disk).
 #pragma once
 
 #include <sys/types.h>
@@ -39,7 +43,9 @@ struct ServerOptions {
   std::string socket = "/run/tempo/tempod.sock";
   mode_t mode = 0660;       // the socket's permissions
   gid_t group = gid_t(-1);  // the socket's group (and a peer with it is admitted); -1 keeps ours
-  size_t max_queued = 256;  // replies waiting for a client before its requests are not read
+  // Replies waiting for a client, and its requests to be answered later (waits, store
+  // operations), before its requests are not read.
+  size_t max_queued = 256;
   // Protected-capacity share weights by engine name (daemon.shares), and the others'.
   std::map<std::string, uint32_t> shares;
   uint32_t default_share = 1;
@@ -86,6 +92,7 @@ class Server final : private StackObserver {
     std::shared_ptr<Engine> engine;         // set by HELLO
     std::unordered_set<ClaimId> transfers;  // transfers this connection began
     std::deque<std::vector<std::byte>> out;
+    size_t pending = 0;  // its requests answered later: waits and store operations
   };
   struct Waiter {
     uint32_t conn;
@@ -132,6 +139,9 @@ class Server final : private StackObserver {
   void reply(Conn& c, std::vector<std::byte> msg);
   void reply_status(Conn& c, uint16_t op, uint64_t seq, int status);
   void reply_value(Conn& c, uint16_t op, uint64_t seq, int status, int64_t value);
+  // Whether c's requests are read: its unread replies and the requests it waits on
+  // (pending) are below max_queued, and it was not refused.
+  bool reads(const Conn& c) const;
   void update_interest(Conn& c);
   void close_conn(Conn& c);
   Conn* find(uint32_t id);

@@ -1,0 +1,46 @@
+#!/bin/sh
+# tempo-replay's deployment options refuse bad input with exit 2 and a one-line reason,
+# running nothing; good input runs (an engine count of 2, both routers, a pool).
+# usage: tempo_replay_cli.sh TEMPO_REPLAY SCRATCH_DIR
+set -u
+bin=$1
+out=$2
+rm -rf "$out"
+mkdir -p "$out"
+fails=0
+refuse() {  # expected message fragment, then the arguments
+  want=$1
+  shift
+  "$bin" -o "$out" "$@" >"$out/stdout" 2>"$out/stderr"
+  rc=$?
+  if [ "$rc" -ne 2 ] || ! grep -qF -- "$want" "$out/stderr" || [ -d "$out/compare" ]; then
+    echo "FAIL: tempo-replay $* -> exit $rc, stderr: $(cat "$out/stderr")"
+    fails=$((fails + 1))
+  fi
+}
+refuse "--engines takes a number of engines from 1 to 256" --engines 0
+refuse "--engines takes a number of engines from 1 to 256" --engines 257
+refuse "--engines takes a number of engines from 1 to 256" --engines-per-host x
+refuse "--hosts takes a number of hosts from 1 to 256" --hosts -1
+refuse "--hosts takes a number of hosts from 1 to 256" --hosts 99999999999
+refuse "unknown router 'random': accepted round-robin, prefix-affinity" --router random
+refuse "invalid byte count '0'" --cluster-rate 0
+refuse "invalid --cluster-latency 'soon'" --cluster-latency soon
+refuse "--hosts and the cluster tier apply to the sim device only" --hosts 2 -d uring
+refuse "--hosts and the cluster tier apply to the sim device only" --cluster -d uring
+"$bin" -o "$out" --engines 2 --router prefix-affinity --hosts 2 --cluster -p tempo \
+  >"$out/stdout" 2>"$out/stderr" || {
+  echo "FAIL: a valid deployment did not run: $(cat "$out/stderr")"
+  fails=$((fails + 1))
+}
+grep -q "^tempo .*p95 TTFT per engine (s):\( [0-9.]*\)\{4\}$" "$out/stdout" || {
+  echo "FAIL: no per-engine line for 4 engines in: $(cat "$out/stdout")"
+  fails=$((fails + 1))
+}
+[ "$(wc -l <"$out/compare/engines.csv")" -eq 5 ] || {
+  echo "FAIL: engines.csv should have a header and 4 rows"
+  fails=$((fails + 1))
+}
+rm -rf "$out"
+[ "$fails" -eq 0 ] && echo "tempo_replay_cli: ok"
+exit "$fails"
