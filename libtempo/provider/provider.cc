@@ -309,12 +309,72 @@ std::optional<TimeNs> Provider::reference_ttr(ClaimId id) const {
   return ttr;
 }
 
+int Provider::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
+  auto it = claims_.find(id);
+  if (it == claims_.end()) return -ENOENT;
+  if (it->second.committed) return -EBUSY;
+  if (groups == 0 || groups > it->second.objects.size() || per_group_ns < 0) return -EINVAL;
+  if (per_group_ns > (TimeNs{1} << 62) / groups) return -EOVERFLOW;
+  it->second.groups = groups;
+  it->second.per_group_ns = per_group_ns;
+  return 0;
+}
+
+TimeNs Provider::layered_ttr(const ClaimRec& c) {
+  std::vector<TimeNs> ready(c.groups, 0);
+  const size_t n = c.objects.size();
+  for (Source s : {Source::kLocal, Source::kRemote}) {
+    const QueueProjection& p = projection(s);
+    const Now now = projection_now(s);
+    const Lane& l = lane(s);
+    std::vector<uint64_t> remaining(l.ops.size());
+    for (size_t i = 0; i < l.ops.size(); ++i) {
+      const uint64_t moved = now.tag > p.start(i) ? now.tag - p.start(i) : 0;
+      remaining[i] = l.ops[i].remaining - std::min(moved, l.ops[i].remaining);
+    }
+    struct Mine {
+      size_t object, op;
+      bool read;
+    };
+    std::vector<Mine> mine;
+    for (size_t j = 0; j < n; ++j) {
+      const ObjRec& o = objects_.at(c.objects[j]);
+      if (o.source != s || o.cls == Cls::kResident) continue;
+      const bool read = o.cls == Cls::kAbsent;
+      mine.push_back(Mine{j, read ? remaining.size() : l.index.at(c.objects[j]), read});
+      if (read) remaining.push_back(o.bytes);
+    }
+    if (mine.empty()) continue;
+    QueueProjection q;
+    q.build(remaining, slots(s));
+    for (const Mine& m : mine) {
+      const TimeNs t =
+          bytes_to_ns(q.work_at(q.finish(m.op)), rate_bps(s)) + (m.read ? latency_ns(s) : 0);
+      TimeNs& g = ready[m.object * c.groups / n];
+      g = std::max(g, t);
+    }
+  }
+  TimeNs lead = 0;
+  for (size_t g = 0; g < ready.size(); ++g)
+    lead = std::max(lead, ready[g] - static_cast<TimeNs>(g) * c.per_group_ns);
+  return lead;
+}
+
+std::optional<TimeNs> Provider::lead_ttr(ClaimId id, TtrMode mode) {
+  auto it = claims_.find(id);
+  if (it == claims_.end()) return std::nullopt;
+  const ClaimRec& c = it->second;
+  if (c.groups <= 1 || c.committed || mode == TtrMode::kStatic) return ttr(id, mode);
+  return layered_ttr(c);
+}
+
 bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
   auto it = claims_.find(id);
   if (it == claims_.end()) return false;
   const ClaimRec& c = it->second;
   if (threshold <= 0) return true;
   if (mode == TtrMode::kStatic || c.committed) return *ttr(id, mode) >= threshold;
+  if (c.groups > 1) return layered_ttr(c) >= threshold;
   if (c.absent == decltype(c.absent){} && c.covered == decltype(c.covered){})
     return false;  // TTR is 0
   // Work conservation bounds each source's projection: everything queued there plus the

@@ -104,6 +104,18 @@ class Provider final : public DeviceObserver {
   std::optional<TimeNs> ttr(ClaimId id, TtrMode mode);
   // ttr(id, mode) >= threshold, decided from cheap bounds where they settle it.
   bool ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode);
+  // Layer-wise claims (engines load KV per layer group during prefill): the claim's
+  // objects, in manifest order, form `groups` consecutive groups (object j of n in group
+  // j * groups / n), group g needed `g * per_group_ns` after retrieval begins. Laxity is
+  // then taken against the claim's lead TTR, the latest of (group g's TTR - g *
+  // per_group_ns): the claim may commit later when its first groups will be ready in time
+  // though its last land during prefill. One group undoes it. -ENOENT unknown, -EBUSY
+  // committed, -EINVAL groups 0 or more than the claim's objects, per_group_ns < 0,
+  // -EOVERFLOW groups x per_group_ns beyond 2^62 ns.
+  int set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns);
+  // The TTR laxity is taken against: ttr(), or a layer-wise claim's lead TTR under the
+  // state-aware mode (TempoKV-Static ignores layers).
+  std::optional<TimeNs> lead_ttr(ClaimId id, TtrMode mode);
   // The state-aware TTR recomputed from scratch, with nothing kept between calls: the queue
   // advanced to now, the claim's reads appended, every operation placed by linear scans.
   // What the tests hold ttr() to, to the nanosecond.
@@ -168,6 +180,8 @@ class Provider final : public DeviceObserver {
     std::array<uint64_t, kSources> covered{};
     std::array<Profile, kSources> sources;  // uncommitted: per source, stale together
     bool profile_stale = true;
+    uint32_t groups = 1;  // layer groups (set_layers)
+    TimeNs per_group_ns = 0;
   };
   struct Op {
     ObjectKey key;
@@ -216,6 +230,9 @@ class Provider final : public DeviceObserver {
   // The uncommitted claim's state-aware TTR from one source, and from all.
   TimeNs source_ttr(Source s, Profile& f);
   TimeNs planned_ttr(ClaimRec& c);
+  // An uncommitted layer-wise claim's lead TTR: every source's queue as it stands now with
+  // the claim's reads after it, laid out afresh; each object's readiness in its group.
+  TimeNs layered_ttr(const ClaimRec& c);
   // p.place_after(reads, from); a single run (claims of equal chunks) is placed once per
   // projection epoch and `from`, then looked up.
   uint64_t place(Lane& l, const std::vector<ReadRun>& reads, uint64_t from);

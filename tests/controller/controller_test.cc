@@ -332,5 +332,27 @@ TEST(ControllerSources, ARemoteClaimCommitsEarlierThanAnEqualLocalOne) {
   EXPECT_EQ(ctl.claim(l)->timing.ready, 5 * kNsPerSec);
 }
 
+TEST_F(ControllerTest, ALayerWiseClaimCommitsLaterAndItsGroupsStillLandInTime) {
+  make("tempo");
+  // Eight 100 B objects, two slots sharing 1000 B/s: pairs land at 0.2, 0.4, 0.6, 0.8 s.
+  const ClaimId a = report(objs(1, 8), 2 * kNsPerSec);
+  EXPECT_EQ(*ctl().laxity(a), 1200 * kNsPerMs);
+  // Four groups of two, needed 200 ms apart: lead max(0.2, 0.4 - 0.2, 0.6 - 0.4,
+  // 0.8 - 0.6) = 0.2 s.
+  ASSERT_EQ(ctl().set_layers(a, 4, 200 * kNsPerMs), 0);
+  EXPECT_EQ(*ctl().laxity(a), 1800 * kNsPerMs);
+  rt->driver.events().run_all();
+  EXPECT_EQ(ctl().claim(a)->timing.committed, 1800 * kNsPerMs);
+  // Its first group lands at its TTU (2.0 s), the last (2.6 s) when prefill needs it.
+  EXPECT_EQ(ctl().claim(a)->timing.ready, 2600 * kNsPerMs);
+  EXPECT_EQ(ctl().set_layers(a, 2, 0), 0);  // committed: ignored
+  EXPECT_EQ(ctl().set_layers(999, 2, 0), -ENOENT);
+  const ClaimId b = report(objs(20, 2), 10 * kNsPerSec);
+  EXPECT_EQ(ctl().set_layers(b, 3, 0), -EINVAL);
+  EXPECT_EQ(ctl().set_layers(b, 2, TimeNs{1} << 62), -EOVERFLOW);
+  ASSERT_EQ(ctl().cancel(b), 0);
+  EXPECT_EQ(ctl().set_layers(b, 2, 0), -EINVAL);  // ended
+}
+
 }  // namespace
 }  // namespace tempo

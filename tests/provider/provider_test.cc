@@ -287,5 +287,45 @@ TEST(MixedSource, ThePoolsRateAndLatencyAreLearnedFromItsOwnCompletions) {
   EXPECT_DOUBLE_EQ(prov.effective_rate_bps(), 1000);
 }
 
+TEST_F(ProviderTest, ALayerWiseClaimLeadsWithTheGroupThatIsLatestForItsNeed) {
+  prov.track(1, objs({1, 2, 3, 4}));
+  // Two slots at 1000 B/s: objects 1 and 2 land at 1 s, 3 and 4 at 2 s.
+  EXPECT_EQ(prov.ttr(1, TtrMode::kStateAware), 2 * kNsPerSec);
+  // Four groups (one object each) needed 400 ms apart: max(1 - 0, 1 - 0.4, 2 - 0.8,
+  // 2 - 1.2) = 1.2 s.
+  ASSERT_EQ(prov.set_layers(1, 4, 400 * kNsPerMs), 0);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), 1200 * kNsPerMs);
+  EXPECT_EQ(prov.ttr(1, TtrMode::kStateAware), 2 * kNsPerSec);  // readiness is unchanged
+  EXPECT_TRUE(prov.ttr_at_least(1, 1200 * kNsPerMs, TtrMode::kStateAware));
+  EXPECT_FALSE(prov.ttr_at_least(1, 1201 * kNsPerMs, TtrMode::kStateAware));
+  // Two groups (1, 2 | 3, 4) 1.5 s apart: max(1, 2 - 1.5) = 1 s.
+  ASSERT_EQ(prov.set_layers(1, 2, 1500 * kNsPerMs), 0);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), kNsPerSec);
+  // One group: the claim's TTR; the static policy ignores layers.
+  ASSERT_EQ(prov.set_layers(1, 1, kNsPerSec), 0);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), 2 * kNsPerSec);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStatic), prov.ttr(1, TtrMode::kStatic));
+  // After time passes with a backlog committed, the groups move with the queue.
+  prov.track(2, objs({5, 6}));
+  ASSERT_EQ(prov.commit(2).status, 0);  // 5 and 6 land at 1 s
+  ASSERT_EQ(prov.set_layers(1, 4, 400 * kNsPerMs), 0);
+  events.run_until(500 * kNsPerMs);
+  // From 0.5 s: 5, 6 end at 1 s; 1, 2 at 2 s; 3, 4 at 3 s (from now: 0.5, 1.5, 2.5):
+  // max(1.5, 1.5 - 0.4, 2.5 - 0.8, 2.5 - 1.2) = 1.7 s.
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), 1700 * kNsPerMs);
+}
+
+TEST_F(ProviderTest, LayerGroupsAreChecked) {
+  prov.track(1, objs({1, 2}));
+  EXPECT_EQ(prov.set_layers(9, 2, 0), -ENOENT);
+  EXPECT_EQ(prov.set_layers(1, 0, 0), -EINVAL);
+  EXPECT_EQ(prov.set_layers(1, 3, 0), -EINVAL);  // more groups than objects
+  EXPECT_EQ(prov.set_layers(1, 2, -1), -EINVAL);
+  EXPECT_EQ(prov.set_layers(1, 2, TimeNs{1} << 62), -EOVERFLOW);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), kNsPerSec);  // unchanged
+  ASSERT_EQ(prov.commit(1).status, 0);
+  EXPECT_EQ(prov.set_layers(1, 2, 0), -EBUSY);
+}
+
 }  // namespace
 }  // namespace tempo
