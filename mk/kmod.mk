@@ -41,9 +41,12 @@ kmod-build-one:
 
 # The guest suite: Debian's kernel in QEMU TCG, tempo.ko on a virtio disk and on an
 # emulated CXL Type-3 device's /dev/dax0.0; passes on the guest's "0 failed" line.
-# The libtempo test programs come from the main build ($(BUILD)), which `make test` builds.
-KMOD_GTESTS = test_kmod_device test_kmod_runtime
+# The libtempo programs come from the main build ($(BUILD)), which `make test` builds: the
+# kmod gtests, the lifecycle suite (its kmod pairs), the C ABI program (with libtempo.so)
+# and tempoctl.
+KMOD_GUEST_PROGRAMS = tests/kmod/test_kmod_device tests/kmod/test_kmod_runtime \
+  tests/stack/test_lifecycle tests/kmod/tempo-capi-vmtest tools/tempoctl/tempoctl
 vm-test: deps kmod
 	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-	@cmake --build $(BUILD) -j $(JOBS) --target $(KMOD_GTESTS)
-	@tests/vm/run.sh $(VM_BUILD) $(KMOD_BUILD)/tempo.ko $(addprefix $(BUILD)/tests/kmod/,$(KMOD_GTESTS))
+	@cmake --build $(BUILD) -j $(JOBS) --target $(notdir $(KMOD_GUEST_PROGRAMS))
+	@tests/vm/run.sh $(VM_BUILD) $(KMOD_BUILD)/tempo.ko $(addprefix $(BUILD)/,$(KMOD_GUEST_PROGRAMS))

@@ -360,4 +360,18 @@ TEMPO_EXPORT int tempo_store_put(tempo_ctx* ctx, uint64_t key, const void* data,
   });
 }
 
+TEMPO_EXPORT int tempo_kmod_add_objects(tempo_ctx* ctx, const tempo_kmod_object* objects,
+                                        size_t count) {
+  if (!objects && count) return -EINVAL;
+  if (ctx && ctx->client) return -EOPNOTSUPP;
+  return with_ctx(ctx, [&](tempo::Context& in) {
+    std::vector<tempo::ObjectPlacement> v(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (objects[i].reserved != 0) return -EINVAL;
+      v[i] = {objects[i].key, objects[i].offset, objects[i].bytes};
+    }
+    return in.kmod_add_objects(v);
+  });
+}
+
 }  // extern "C"

@@ -74,7 +74,9 @@ struct tempod_hdr {
   __u32 reserved; /* zero */
 };
 
-/* HELLO: 56 bytes. engine names the engine (tempoctl claims shows it), NUL-padded. */
+/* HELLO: 56 bytes, once per connection. engine names the engine, NUL-padded: connections
+ * that give one name are one engine and share its claims, order and share of the budget;
+ * "" makes the connection an engine of its own. */
 struct tempod_hello {
   struct tempod_hdr hdr;
   __u32 features; /* TEMPOD_F_* the client understands */

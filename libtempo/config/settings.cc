@@ -369,6 +369,10 @@ const SettingKey kSettingKeys[] = {
     {"uring.verify_checksums", "true", "",
      "boolean: verify each staged or demand-read object against the catalog",
      bool_key<TEMPO_FIELD(uring.verify_checksums)>},
+    {"kmod.path", "/dev/tempo0", "",
+     "the `tempo.ko` device node `device = kmod` opens (objects placed with "
+     "`tempo_kmod_add_objects`, Documentation/kmod.md)",
+     path_key<TEMPO_FIELD(kmod.path)>},
     {"daemon.socket", "/run/tempo/tempod.sock", "",
      "a Unix socket path (1..107 characters): where tempod serves and `device = daemon` "
      "connects",

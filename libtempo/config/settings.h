@@ -34,6 +34,11 @@ struct UringSettings {
   bool share_fast_tier{};     // not a key: tempod backs the DRAM arena with a memfd
 };
 
+// The kmod device's keys (`kmod.<name>`): tempo.ko's device node.
+struct KmodSettings {
+  std::string path;  // kmod.path: /dev/tempoN
+};
+
 // tempod and its clients (`daemon.<name>`, Documentation/tempod.md).
 struct DaemonSettings {
   std::string socket;        // daemon.socket: where tempod serves, where clients connect
@@ -80,6 +85,7 @@ struct Settings {
   std::string control_socket;    // a Unix socket path serving stats and claims; "" is off
   std::string calibration_file;  // measured rates (tempoctl calibrate) applied at set time
   UringSettings uring;
+  KmodSettings kmod;
   DaemonSettings daemon;
   ClusterSettings cluster;
   // Keys given explicitly (set, file, environment): a calibration file fills only the rest.

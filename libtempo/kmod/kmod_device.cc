@@ -9,8 +9,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
+
+#include "core/clock.h"
 
 namespace tempo {
 
@@ -40,6 +44,16 @@ int KmodDevice::open(const KmodDeviceOptions& options, std::unique_ptr<KmodDevic
   }
   d->geo_ = KmodGeometry{in.size, in.fast_bytes, in.extent_bytes, in.pin_limit_bytes,
                          in.fast_kind == TEMPO_FAST_DAX};
+  d->record_bytes_ = std::max<size_t>(in.record_bytes, sizeof(tempo_completion));
+  tempo_events events{};
+  events.mask = TEMPO_EVENT_EVICT;
+  if (ioctl(d->fd_, TEMPO_IOC_SET_EVENTS, &events) != 0) {
+    const int r = errno == ENOTTY ? -EINVAL : -errno;
+    if (error)
+      *error = options.path + ": tempo.ko does not send eviction notices (" + std::strerror(errno) +
+               "): load the module of this release";
+    return r;
+  }
   void* m = mmap(nullptr, in.size, PROT_READ, MAP_SHARED, d->fd_, 0);
   if (m == MAP_FAILED) {
     const int r = -errno;
@@ -213,7 +227,7 @@ int KmodDevice::stage(ObjectKey key) {
   s.flags = TEMPO_STAGE_F_PIN;
   s.ticket = next_ticket_;
   if (ioctl(fd_, TEMPO_IOC_STAGE, &s) != 0) return -errno;
-  in_flight_.emplace(next_ticket_, key);
+  in_flight_.emplace(next_ticket_, InFlight{key, options_.clock ? options_.clock->now() : 0});
   staging_.emplace(key, next_ticket_);
   ++next_ticket_;
   return 0;
@@ -231,6 +245,19 @@ int KmodDevice::unpin(ObjectKey key) {
   const Placement* p = find_locked(key);
   if (!p) return -ENOENT;
   return range_call_locked(TEMPO_IOC_UNPIN, *p);
+}
+
+int KmodDevice::resident_extents(ObjectKey key,
+                                 std::vector<std::span<const std::byte>>* out) const {
+  std::lock_guard lock(mu_);
+  const Placement* p = find_locked(key);
+  if (!p) return -ENOENT;
+  Query q;
+  if (const int r = query_locked(*p, &q); r != 0) return r;
+  if (q.resident != p->length) return -EAGAIN;
+  if (q.own_pins == 0) return -EPERM;
+  out->assign(1, std::span<const std::byte>(map_ + p->offset, p->bytes));
+  return 0;
 }
 
 int KmodDevice::demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) {
@@ -279,49 +306,102 @@ void KmodDevice::demand_worker() {
   }
 }
 
+void KmodDevice::record_locked(const tempo_completion& c, std::vector<Event>* events) {
+  switch (c.kind) {
+    case TEMPO_REC_STAGE: {
+      auto it = in_flight_.find(c.ticket);
+      if (it == in_flight_.end()) return;
+      const InFlight f = it->second;
+      in_flight_.erase(it);
+      staging_.erase(f.key);
+      const Placement* p = find_locked(f.key);
+      const uint64_t bytes = p ? p->bytes : c.bytes;
+      if (c.status == 0) {
+        ++counters_.staged_ops;
+        counters_.staged_bytes += bytes;
+      } else {
+        ++counters_.stage_errors;
+      }
+      const auto took = static_cast<TimeNs>(c.complete_ns - c.submit_ns);
+      const TimeNs submitted = options_.clock ? f.submitted : static_cast<TimeNs>(c.submit_ns);
+      events->push_back(Event{false, {f.key, bytes, c.status, submitted, submitted + took}});
+      return;
+    }
+    case TEMPO_REC_EVICT: {
+      // Objects never share an extent: the one holding the evicted extent, if any.
+      auto it = by_offset_.upper_bound(c.offset);
+      if (it == by_offset_.begin()) return;
+      const ObjectKey key = std::prev(it)->second;
+      const Placement& p = objects_.at(key);
+      if (c.offset < p.offset + round_up(p.bytes, geo_.extent_bytes) && !staging_.contains(key))
+        events->push_back(Event{true, {key, 0, 0, 0, 0}});
+      return;
+    }
+    case TEMPO_REC_RESET:
+    case TEMPO_REC_LOST:
+      resync_locked(events);
+      return;
+    default:  // a kind of a newer module: skipped
+      return;
+  }
+}
+
+void KmodDevice::resync_locked(std::vector<Event>* events) const {
+  for (const auto& [key, p] : objects_) {
+    Query q;
+    if (!staging_.contains(key) && (query_locked(p, &q) != 0 || q.resident != p.length))
+      events->push_back(Event{true, {key, 0, 0, 0, 0}});
+  }
+}
+
 int KmodDevice::process_completions() {
   std::lock_guard deliver(deliver_mu_);
-  std::vector<StageCompletion> stages;
+  std::vector<Event> events;
   std::deque<DemandDone> demands;
   DeviceObserver* observer = nullptr;
+  int error = 0;
   {
     std::lock_guard lock(mu_);
-    tempo_completion recs[32];
-    for (;;) {
-      const ssize_t n = read(fd_, recs, sizeof(recs));
+    std::vector<std::byte> buf(32 * record_bytes_);
+    while (error == 0) {
+      const ssize_t n = read(fd_, buf.data(), buf.size());
       if (n < 0) {
-        if (errno == EAGAIN) break;
-        return -errno;
+        if (errno != EAGAIN) error = -errno;
+        break;
       }
-      for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(recs[0]); ++i) {
-        const tempo_completion& c = recs[i];
-        if (c.kind != TEMPO_REC_STAGE) continue;
-        auto it = in_flight_.find(c.ticket);
-        if (it == in_flight_.end()) continue;
-        const ObjectKey key = it->second;
-        in_flight_.erase(it);
-        staging_.erase(key);
-        const Placement* p = find_locked(key);
-        const uint64_t bytes = p ? p->bytes : c.bytes;
-        if (c.status == 0) {
-          ++counters_.staged_ops;
-          counters_.staged_bytes += bytes;
-        } else {
-          ++counters_.stage_errors;
+      // Records carry their length: step by it, read the fields this build knows.
+      for (size_t at = 0; at < static_cast<size_t>(n);) {
+        uint32_t len = 0;
+        if (static_cast<size_t>(n) - at >= sizeof(len)) std::memcpy(&len, buf.data() + at, 4);
+        if (len < offsetof(tempo_completion, ticket) || len > static_cast<size_t>(n) - at) {
+          error = -EPROTO;
+          break;
         }
-        stages.push_back(StageCompletion{key, bytes, c.status, static_cast<TimeNs>(c.submit_ns),
-                                         static_cast<TimeNs>(c.complete_ns)});
+        tempo_completion c{};
+        std::memcpy(&c, buf.data() + at, std::min<size_t>(len, sizeof(c)));
+        record_locked(c, &events);
+        at += len;
       }
     }
     uint64_t count;
-    if (read(event_fd_, &count, sizeof(count)) < 0 && errno != EAGAIN) return -errno;
+    if (read(event_fd_, &count, sizeof(count)) < 0 && errno != EAGAIN && error == 0) error = -errno;
     demands.swap(demand_done_);
+    // A fill the kernel has evicted again since is not reported resident: after the
+    // records above, the kernel's answer now is the latest.
+    for (DemandDone& d : demands) {
+      std::erase_if(d.filled, [this](ObjectKey k) {
+        Query q;
+        const Placement* p = find_locked(k);
+        return !p || query_locked(*p, &q) != 0 || q.resident != p->length;
+      });
+    }
     observer = observer_;
   }
   // Delivered without mu_: callbacks may call back into the device.
   int delivered = 0;
-  for (const StageCompletion& c : stages) {
-    if (observer) observer->on_stage_complete(c);
+  for (const Event& e : events) {
+    if (observer && e.evicted) observer->on_evicted(e.stage.key);
+    if (observer && !e.evicted) observer->on_stage_complete(e.stage);
     ++delivered;
   }
   for (DemandDone& d : demands) {
@@ -330,7 +410,7 @@ int KmodDevice::process_completions() {
     if (d.done) d.done(d.status);
     ++delivered;
   }
-  return delivered;
+  return error != 0 ? error : delivered;
 }
 
 int KmodDevice::wait(TimeNs timeout) {

@@ -13,8 +13,12 @@
 // the device. An event loop waits for completion_fd() to be readable, then calls
 // process_completions().
 //
-// Eviction of unpinned objects happens in the kernel without a notice, so on_evicted() is
-// never called; residency() always asks the kernel.
+// Evictions: the fd subscribes to the kernel's eviction notices (TEMPO_IOC_SET_EVENTS), so
+// every unpinned extent that leaves the fast tier, whoever evicted it, reaches the observer
+// as on_evicted(key) of the object holding it, in the order of the kernel's records. A
+// RESET record, or LOST (the kernel's notice queue overflowed), re-queries every object and
+// reports each one no longer fully resident. The provider's residency classes, and so its
+// TTRs, follow the kernel without asking it on every pass; residency() itself still asks.
 #pragma once
 
 #include <condition_variable>
@@ -31,12 +35,21 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/time.h"
 #include "device/device.h"
+
+struct tempo_completion;
 
 namespace tempo {
 
+class Clock;
+
 struct KmodDeviceOptions {
   std::string path = "/dev/tempo0";
+  // Completions are stamped on this clock: submitted when stage() ran, completed after the
+  // kernel's measured duration, so they line up with the stack's clock on either driver.
+  // nullptr: the kernel's CLOCK_MONOTONIC stamps (what MonotonicClock reads).
+  const Clock* clock = nullptr;
   uint32_t staging_slots = 8;   // reported by info() for the provider's TTR projection
   double staging_rate_bps = 0;  // reported by info(); calibrate on the host
   double demand_rate_bps = 0;
@@ -53,8 +66,9 @@ struct KmodGeometry {
 
 class KmodDevice final : public Device {
  public:
-  // Opens the device node and maps its logical range. 0, or a negative errno (-ENOENT no
-  // such node, -ENOTTY not a tempo device) with `error` saying why.
+  // Opens the device node, subscribes to eviction notices and maps its logical range. 0, or
+  // a negative errno (-ENOENT no such node, -EACCES not allowed, -ENOTTY not a tempo
+  // device, -EINVAL a module without eviction notices) with `error` saying why.
   static int open(const KmodDeviceOptions& options, std::unique_ptr<KmodDevice>* out,
                   std::string* error);
   // Waits for demand reads in flight, then closes the fd: the kernel drops its pins.
@@ -87,12 +101,16 @@ class KmodDevice final : public Device {
   int pin(ObjectKey key) override;
   int unpin(ObjectKey key) override;
   int demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) override;
+  // The object's bytes in the device mapping while this fd pins it: -ENOENT unknown,
+  // -EAGAIN not resident, -EPERM resident but not pinned through this device.
+  int resident_extents(ObjectKey key, std::vector<std::span<const std::byte>>* out) const override;
 
   // Readable (an epoll fd over the device fd and an eventfd) when process_completions() has
   // something to deliver.
   int completion_fd() const override { return epoll_fd_; }
-  // Reads the kernel's stage completions and finished demand reads and delivers them.
-  // Never blocks. The number of events delivered, or a negative errno.
+  // Reads the kernel's records (stage completions, eviction notices) and finished demand
+  // reads and delivers them, in the kernel's order. Never blocks. The number of events
+  // delivered, or a negative errno (-EPROTO a malformed record).
   int process_completions() override;
   // Waits up to `timeout` for completion_fd(), then process_completions().
   int wait(TimeNs timeout);
@@ -121,6 +139,17 @@ class KmodDevice final : public Device {
     int status = 0;
   };
 
+  struct InFlight {
+    ObjectKey key = 0;
+    TimeNs submitted = 0;  // on options_.clock, when there is one
+  };
+  // What one process_completions() delivers, in order: a stage completion, or the key of
+  // an object that left the fast tier.
+  struct Event {
+    bool evicted = false;
+    StageCompletion stage;  // stage.key alone when evicted
+  };
+
   struct Query {
     uint64_t resident = 0;  // bytes of the range in resident extents
     uint32_t own_pins = 0;  // smallest pin count this fd holds over its extents
@@ -130,6 +159,10 @@ class KmodDevice final : public Device {
   const Placement* find_locked(ObjectKey key) const;
   int query_locked(const Placement& p, Query* q) const;
   int range_call_locked(unsigned long cmd, const Placement& p) const;
+  // One record of the kernel's stream, turned into events.
+  void record_locked(const struct tempo_completion& c, std::vector<Event>* events);
+  // Every object not fully resident (and not staging through us) as an eviction event.
+  void resync_locked(std::vector<Event>* events) const;
   void demand_worker();
 
   KmodDeviceOptions options_;
@@ -138,13 +171,14 @@ class KmodDevice final : public Device {
   int event_fd_ = -1;
   int epoll_fd_ = -1;
   const std::byte* map_ = nullptr;
+  size_t record_bytes_ = 0;  // the module's record size (tempo_info.record_bytes)
 
   mutable std::mutex mu_;  // guards everything below
   DeviceObserver* observer_ = nullptr;
   std::unordered_map<ObjectKey, Placement> objects_;
-  std::map<uint64_t, ObjectKey> by_offset_;            // placement start -> key
-  std::unordered_map<uint64_t, ObjectKey> in_flight_;  // stage ticket -> key
-  std::unordered_map<ObjectKey, uint64_t> staging_;    // key -> ticket
+  std::map<uint64_t, ObjectKey> by_offset_;           // placement start -> key
+  std::unordered_map<uint64_t, InFlight> in_flight_;  // stage ticket -> key
+  std::unordered_map<ObjectKey, uint64_t> staging_;   // key -> ticket
   uint64_t next_ticket_ = 1;
   DeviceStats counters_;  // this handle's staging and demand counters
   std::deque<DemandJob> demand_queue_;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "device/sim_device.h"
+#include "kmod/kmod_device.h"
 #include "stack/threaded_driver.h"
 #include "stack/virtual_driver.h"
 #ifndef TEMPO_WITHOUT_URING
@@ -89,12 +90,36 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
 }
 #endif
 
+// The kmod device over kmod.path. 0, or -errno with `error`.
+int open_kmod(const Settings& s, const Clock& clock, std::unique_ptr<KmodDevice>* device,
+              std::string* error) {
+  KmodDeviceOptions o;
+  o.path = s.kmod.path;
+  o.clock = &clock;
+  o.staging_slots = s.staging_slots;
+  o.staging_rate_bps = s.calibration_rate_bps;
+  o.demand_rate_bps = s.demand_rate_bps;
+  std::unique_ptr<KmodDevice> dev;
+  if (const int r = KmodDevice::open(o, &dev, error); r != 0) return r;
+  // The kernel refuses pins past its limit: a budget above it would fail commits.
+  const KmodGeometry& g = dev->geometry();
+  if (s.budget_bytes > g.pin_limit_bytes || s.budget_bytes >= g.fast_bytes) {
+    *error = "'budget_bytes' (" + std::to_string(s.budget_bytes) + ") must be at most " +
+             s.kmod.path + "'s pin limit (" + std::to_string(g.pin_limit_bytes) +
+             ", tempo.ko's pin_limit_mb) and below its fast tier (" + std::to_string(g.fast_bytes) +
+             ")";
+    return -EINVAL;
+  }
+  *device = std::move(dev);
+  return 0;
+}
+
 }  // namespace
 
 int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::string* error,
                     DriverKind driver) {
   if (const int r = s.validate(error); r != 0) return r;
-  if (s.device != "sim" && s.device != "uring") {
+  if (s.device != "sim" && s.device != "uring" && s.device != "kmod") {
     *error = "device '" + s.device + "' is not available through this library build";
     return -EOPNOTSUPP;
   }
@@ -118,6 +143,11 @@ int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::strin
           *c->driver_, SimDeviceConfig{s.fast_tier_bytes, s.staging_rate_bps, s.staging_slots,
                                        s.op_latency_ns, s.demand_rate_bps, s.eviction});
       c->sim_ = dev.get();
+      c->owned_device_ = std::move(dev);
+    } else if (s.device == "kmod") {
+      std::unique_ptr<KmodDevice> dev;
+      if (const int r = open_kmod(s, c->driver_->clock(), &dev, error); r != 0) return r;
+      c->kmod_ = dev.get();
       c->owned_device_ = std::move(dev);
     } else {
       if (const int r = open_uring(s, c->driver_->clock(), &c->store_, &c->cluster_,
@@ -255,6 +285,20 @@ int Context::sim_advance(TimeNs ns) {
   virtual_->call(
       [&] { r = ns > kMaxTimeNs - virtual_->now() ? -EOVERFLOW : virtual_->advance(ns); });
   return r;
+}
+
+int Context::kmod_add_objects(std::span<const ObjectPlacement> objects) {
+  if (kmod_ == nullptr) return -EOPNOTSUPP;
+  return call([&](Stack&) {
+    for (size_t i = 0; i < objects.size(); ++i) {
+      const int r = kmod_->register_object(objects[i].key, objects[i].offset, objects[i].bytes);
+      if (r == 0) continue;
+      // All or none: the ones placed by this call go again (never staged nor pinned yet).
+      while (i-- > 0) kmod_->unregister_object(objects[i].key);
+      return r;
+    }
+    return 0;
+  });
 }
 
 int Context::store_put(ObjectKey key, std::span<const std::byte> data) {

@@ -1,7 +1,7 @@
 // One running stack behind the C ABI (tempo_ctx) and the control socket: the device the
 // settings name, its Stack, and the driver that runs it. Every method is thread-safe: it
-// is posted to the driver (ThreadedDriver for real devices: uring; VirtualDriver for sim,
-// whose waits run virtual time forward).
+// is posted to the driver (ThreadedDriver for real devices: uring, kmod; VirtualDriver for
+// sim, whose waits run virtual time forward).
 #pragma once
 
 #include <cstddef>
@@ -21,6 +21,7 @@
 namespace tempo {
 
 class ClusterTier;
+class KmodDevice;
 class ObjectStore;
 class SimDevice;
 class VirtualDriver;
@@ -29,11 +30,20 @@ class VirtualDriver;
 // waits run virtual time forward) and the threaded one for real devices.
 enum class DriverKind : uint8_t { kDefault, kVirtual, kThreaded };
 
+// Where an object lies on the kmod device's backing disk: `bytes` bytes at `offset` of
+// tempo.ko's logical range (its backing device), written there before.
+struct ObjectPlacement {
+  ObjectKey key = 0;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
 class Context {
  public:
   // Builds the stack `settings` describe on the driver `driver` names. 0, or a negative
   // errno with `error` saying why (-EINVAL settings, -EOPNOTSUPP device not available in
-  // this build, the store's, the fast tier's or the ring's errors).
+  // this build, the store's, the fast tier's or the ring's errors; kmod: the device node's
+  // open errors, -ENOTTY not a tempo device, -EINVAL a budget above tempo.ko's pin limit).
   static int create(const Settings& settings, std::unique_ptr<Context>* out, std::string* error,
                     DriverKind driver = DriverKind::kDefault);
   // A context on the threaded driver over a real device the caller set up and keeps until
@@ -87,6 +97,11 @@ class Context {
   // elsewhere.
   int store_put(ObjectKey key, std::span<const std::byte> data);
   int store_delete(ObjectKey key);
+  // The kmod device only: places objects already written to tempo.ko's backing device, all
+  // or none: -EINVAL zero bytes or an offset that is not a multiple of the extent size,
+  // -ERANGE beyond the device, -EEXIST a key placed already (or twice), -EBUSY a range
+  // sharing an extent with another object. -EOPNOTSUPP elsewhere.
+  int kmod_add_objects(std::span<const ObjectPlacement> objects);
   // The uring device's object store (nullptr elsewhere), for maintenance through its owner
   // (tempod's STORE_LIST, STORE_VERIFY, STORE_GC); thread-safe as ObjectStore is.
   ObjectStore* store() const { return store_.get(); }
@@ -106,6 +121,7 @@ class Context {
   Device* device_ = nullptr;
   std::unique_ptr<Stack> stack_;
   SimDevice* sim_ = nullptr;          // device_, when it is the sim device
+  KmodDevice* kmod_ = nullptr;        // device_, when it is the kmod device
   VirtualDriver* virtual_ = nullptr;  // driver_, when it is the virtual driver
 };
 

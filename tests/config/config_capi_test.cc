@@ -47,7 +47,7 @@ TEST(ConfigCApi, StagingRateAloneGivesTheTtrOfThatRate) {
 TEST(ConfigCApi, UnknownKeysAreEinvalWithTheirName) {
   tempo_config* cfg = nullptr;
   ASSERT_EQ(tempo_config_new(&cfg), 0);
-  for (const char* key : {"bogus", "kmod.path", "uring.bogus"}) {
+  for (const char* key : {"bogus", "kmod.bogus", "uring.bogus"}) {
     EXPECT_EQ(tempo_config_set(cfg, key, "1"), -EINVAL) << key;
     EXPECT_EQ(std::string(tempo_config_error(cfg)).rfind(std::string("unknown key '") + key, 0), 0u)
         << tempo_config_error(cfg);

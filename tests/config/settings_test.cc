@@ -99,7 +99,7 @@ TEST(Settings, DaemonSharesAreNamedWeights) {
 }
 
 TEST(Settings, UnknownKeysAreRefusedDottedOrNot) {
-  for (const char* key : {"bogus", "kmod.path", "uring.bogus", "uring.", ".x", "Device", ""}) {
+  for (const char* key : {"bogus", "kmod.bogus", "uring.bogus", "uring.", ".x", "Device", ""}) {
     Settings s;
     const Settings before = s;
     std::string err;
@@ -152,7 +152,8 @@ TEST(Settings, DefaultsAreTheTablesDefaults) {
     EXPECT_EQ(find_setting_key(k.key), &k);
   }
   EXPECT_TRUE(is_setting_section("uring"));
-  EXPECT_FALSE(is_setting_section("kmod"));
+  EXPECT_TRUE(is_setting_section("kmod"));
+  EXPECT_FALSE(is_setting_section("bogus"));
 }
 
 TEST(Settings, CalibrationRateFollowsStagingRateUntilGiven) {

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -39,6 +40,27 @@ uint64_t kernel_pins() {
   return s.pins;
 }
 
+// Stages `count` extents from `first` on through another fd, unpinned, `batch` per call, and
+// reads their completions there: evictions caused by someone else.
+void stage_elsewhere(uint64_t e, uint64_t first, uint64_t count, uint32_t batch) {
+  const int fd = open(testing::kmod_dev_path().c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  std::vector<tempo_range> ranges;
+  for (uint64_t i = 0; i < count; ++i) ranges.push_back({(first + i) * e, e});
+  for (uint64_t at = 0; at < count; at += batch) {
+    tempo_stage st{};
+    st.ranges = reinterpret_cast<uintptr_t>(ranges.data() + at);
+    st.nr_ranges = static_cast<uint32_t>(std::min<uint64_t>(batch, count - at));
+    st.ticket = at + 1;
+    ASSERT_EQ(ioctl(fd, TEMPO_IOC_STAGE, &st), 0) << std::strerror(errno);
+    tempo_completion c{};
+    ASSERT_EQ(read(fd, &c, sizeof(c)), static_cast<ssize_t>(sizeof(c)));  // blocking fd
+    ASSERT_EQ(c.kind, TEMPO_REC_STAGE);
+    ASSERT_EQ(c.status, 0);
+  }
+  close(fd);
+}
+
 TEST(KmodDeviceOpen, MissingNodeIsENOENT) {
   std::unique_ptr<KmodDevice> dev;
   std::string error;
@@ -61,6 +83,8 @@ class KmodDeviceTest : public ::testing::Test {
     std::string error;
     ASSERT_EQ(KmodDevice::open({.path = testing::kmod_dev_path()}, &dev_, &error), 0) << error;
     ASSERT_EQ(dev_->reset(), 0);
+    // The RESET's own record, before anything is watched.
+    ASSERT_GE(dev_->process_completions(), 0);
     e_ = dev_->geometry().extent_bytes;
     dev_->set_observer(&rec_);
   }
@@ -204,6 +228,86 @@ TEST_F(KmodDeviceTest, StagedBytesEqualTheDisk) {
   EXPECT_EQ(std::memcmp(data.data(), buf, data.size()), 0);
   free(buf);
   EXPECT_EQ(dev_->unpin(1), 0);
+}
+
+// Every unpinned extent the kernel evicts reaches the observer as its object's key: here
+// by this fd's own staging (LRU first), then by another fd's.
+TEST_F(KmodDeviceTest, LruEvictionsReachTheObserver) {
+  const uint64_t n = dev_->geometry().fast_bytes / e_;
+  for (uint64_t i = 0; i <= n; ++i) ASSERT_EQ(dev_->add_object(100 + i, e_), 0);
+  // 100 first: when the tier is full, it is the least recently used.
+  for (uint64_t i = 0; i <= n; ++i) {
+    ASSERT_EQ(dev_->stage(100 + i), 0);
+    wait_completions(i + 1);
+    ASSERT_EQ(dev_->unpin(100 + i), 0);
+  }
+  for (int i = 0; i < 50 && rec_.evicted.empty(); ++i) ASSERT_GE(dev_->wait(kNsPerSec / 10), 0);
+  EXPECT_EQ(rec_.evicted, std::vector<ObjectKey>{100});
+  EXPECT_EQ(dev_->residency(100), Residency::kAbsent);
+  EXPECT_EQ(dev_->residency(101), Residency::kResident);
+  // Another fd fills the tier from beyond our objects: every one of ours leaves.
+  rec_.evicted.clear();
+  ASSERT_NO_FATAL_FAILURE(stage_elsewhere(e_, n + 2, n, 16));
+  for (int i = 0; i < 50 && rec_.evicted.size() < n; ++i) ASSERT_GE(dev_->wait(kNsPerSec / 10), 0);
+  std::vector<ObjectKey> want;
+  for (uint64_t i = 1; i <= n; ++i) want.push_back(100 + i);
+  std::sort(rec_.evicted.begin(), rec_.evicted.end());
+  EXPECT_EQ(rec_.evicted, want);
+}
+
+// RESET (by anyone) drops every unpinned extent: the unpinned object is reported, the pinned
+// one is not.
+TEST_F(KmodDeviceTest, ResetReportsUnpinnedObjectsOnly) {
+  ASSERT_EQ(dev_->add_object(1, e_), 0);
+  ASSERT_EQ(dev_->add_object(2, 2 * e_), 0);
+  ASSERT_EQ(dev_->stage(1), 0);
+  ASSERT_EQ(dev_->stage(2), 0);
+  wait_completions(2);
+  ASSERT_EQ(dev_->unpin(2), 0);
+  const int fd = open(testing::kmod_dev_path().c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ioctl(fd, TEMPO_IOC_RESET, 0), 0);
+  close(fd);
+  for (int i = 0; i < 50 && rec_.evicted.empty(); ++i) ASSERT_GE(dev_->wait(kNsPerSec / 10), 0);
+  EXPECT_EQ(rec_.evicted, std::vector<ObjectKey>{2});
+  EXPECT_EQ(dev_->residency(1), Residency::kResident);
+  EXPECT_EQ(dev_->unpin(1), 0);
+}
+
+// Notices the kernel had to drop (its per-fd queue of 512 was full) come as one LOST record:
+// every object is queried again, and the one evicted after the drop is reported.
+TEST_F(KmodDeviceTest, LostNoticesResyncEveryObject) {
+  ASSERT_EQ(dev_->add_object(1, e_), 0);
+  ASSERT_EQ(dev_->stage(1), 0);
+  wait_completions(1);
+  const uint64_t n = dev_->geometry().fast_bytes / e_;
+  // Pinned through the flood: more than 512 notices of other extents fill our queue.
+  const uint64_t flood = std::max<uint64_t>(n, 600);
+  ASSERT_NO_FATAL_FAILURE(stage_elsewhere(e_, 16, flood, 32));
+  ASSERT_EQ(dev_->unpin(1), 0);
+  // Its eviction comes while the queue is full: dropped, only LOST tells.
+  ASSERT_NO_FATAL_FAILURE(stage_elsewhere(e_, 16 + flood, n, 64));
+  EXPECT_EQ(dev_->residency(1), Residency::kAbsent);
+  for (int i = 0; i < 50 && rec_.evicted.empty(); ++i) ASSERT_GE(dev_->wait(kNsPerSec / 10), 0);
+  EXPECT_EQ(rec_.evicted, std::vector<ObjectKey>{1});
+}
+
+// The bytes of an object this fd pins, in the device mapping; the errors otherwise.
+TEST_F(KmodDeviceTest, ResidentExtentsNeedResidencyAndOwnPin) {
+  ASSERT_EQ(dev_->add_object(1, e_ + 4096), 0);
+  std::vector<std::span<const std::byte>> out;
+  EXPECT_EQ(dev_->resident_extents(9, &out), -ENOENT);
+  EXPECT_EQ(dev_->resident_extents(1, &out), -EAGAIN);
+  ASSERT_EQ(dev_->stage(1), 0);
+  wait_completions(1);
+  ASSERT_EQ(dev_->resident_extents(1, &out), 0);
+  ASSERT_EQ(out.size(), 1u);
+  std::span<const std::byte> data;
+  ASSERT_EQ(dev_->object_data(1, &data), 0);
+  EXPECT_EQ(out[0].data(), data.data());
+  EXPECT_EQ(out[0].size(), e_ + 4096);
+  ASSERT_EQ(dev_->unpin(1), 0);
+  EXPECT_EQ(dev_->resident_extents(1, &out), -EPERM);
 }
 
 TEST_F(KmodDeviceTest, PinLimitAndSpaceErrorsPassThrough) {

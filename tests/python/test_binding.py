@@ -95,6 +95,17 @@ class BadInput(unittest.TestCase):
         with self.assertRaises(TempoError) as e:
             self.ctx.store_put(5, b"x")
         self.assertEqual(e.exception.errno, errno.EOPNOTSUPP)
+        with self.assertRaises(TempoError) as e:  # kmod only
+            self.ctx.kmod_add_objects([(5, 0, 4096)])
+        self.assertEqual(e.exception.errno, errno.EOPNOTSUPP)
+        with self.assertRaisesRegex(TypeError, r"placement 0: expected \(key, offset, bytes\)"):
+            self.ctx.kmod_add_objects([(5, 4096)])
+        with self.assertRaisesRegex(ValueError, r"placement 0 bytes must be in \[1, "):
+            self.ctx.kmod_add_objects([(5, 0, 0)])
+        with self.assertRaises(TempoError) as e:
+            Context(device="kmod", **{"kmod.path": "/nonexistent/tempo0"})
+        self.assertEqual(e.exception.errno, errno.ENOENT)
+        self.assertIn("/nonexistent/tempo0", str(e.exception))
         with self.assertRaises(FileNotFoundError):
             Config(path="/nonexistent/tempo.conf")
 

@@ -1,12 +1,19 @@
 // One typed suite over every {device} x {driver} pair of a context: the same claim
 // lifecycle, the same misuse, the same return codes, whatever runs below. Pairs whose
 // device is absent here say SKIP (the kmod pairs run in the guest, tests/vm).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/tempo.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "../kmod/kmod_test_env.h"
 #include "../store/scratch.h"
 #include "stack/context.h"
 
@@ -26,6 +33,24 @@ struct UringDeviceKind {
   static constexpr const char* kName = "uring";
   static bool has_bytes() { return true; }
 };
+// tempo.ko's /dev/tempo0 (the guest): objects are placed on its backing disk, whose bytes
+// they are.
+struct KmodDeviceKind {
+  static constexpr const char* kName = "kmod";
+  static bool has_bytes() { return true; }
+};
+
+// The kmod device's geometry, through an fd of its own; RESET drops every unpinned extent,
+// so each test starts with nothing resident.
+tempo_info kmod_reset() {
+  tempo_info in{};
+  const int fd = open(testing::kmod_dev_path().c_str(), O_RDWR | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << std::strerror(errno);
+  EXPECT_EQ(ioctl(fd, TEMPO_IOC_GET_INFO, &in), 0);
+  EXPECT_EQ(ioctl(fd, TEMPO_IOC_RESET, 0), 0);
+  if (fd >= 0) close(fd);
+  return in;
+}
 
 template <typename DeviceKind, DriverKind kDriver>
 struct Pair {
@@ -36,10 +61,19 @@ struct Pair {
 template <typename P>
 class Lifecycle : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_FALSE(dir_.path().empty()); }
+  void SetUp() override {
+    // Here, not in open(): a skip in SetUp skips the test's body.
+    if (std::string(P::Device::kName) == "kmod") TEMPO_REQUIRE_KMOD();
+    ASSERT_FALSE(dir_.path().empty());
+  }
   void TearDown() override { ctx_.reset(); }  // before its store's directory goes
   // A context of this pair: budget for 4 objects, so a 5-object claim never fits.
   void open(const char* policy) {
+    const bool kmod = std::string(P::Device::kName) == "kmod";
+    if (kmod) {
+      extent_ = kmod_reset().extent_bytes;
+      ASSERT_GT(extent_, 0u);
+    }
     Settings s;
     std::string err;
     const std::vector<std::pair<std::string, std::string>> kv = {
@@ -53,9 +87,11 @@ class Lifecycle : public ::testing::Test {
         {"demand_rate", "1GiB"},
         {"op_latency", "0"},
         {"uring.store_path", dir_.path() + "/store"},
-        {"uring.prefault", "false"}};
+        {"uring.prefault", "false"},
+        {"kmod.path", testing::kmod_dev_path()}};
     for (const auto& [k, v] : kv) {
-      if (k.starts_with("uring.") && std::string(P::Device::kName) != "uring") continue;
+      if (k.find('.') != std::string::npos && !k.starts_with(std::string(P::Device::kName) + "."))
+        continue;
       ASSERT_EQ(s.set(k, v, &err), 0) << err;
     }
     const int r = Context::create(s, &ctx_, &err, P::kDriverKind);
@@ -64,16 +100,58 @@ class Lifecycle : public ::testing::Test {
     ASSERT_EQ(ctx_->device_kind(), P::Device::kName);
     std::vector<KvObject> objs;
     for (ObjectKey k = 1; k <= 8; ++k) objs.push_back({k, kObjectBytes});
-    if (P::Device::has_bytes()) {
+    std::vector<ObjectPlacement> placed;
+    for (const KvObject& o : objs) placed.push_back({o.key, offset(o.key), o.bytes});
+    if (kmod) {
+      place_kmod(placed);
+    } else if (P::Device::has_bytes()) {
       for (const KvObject& o : objs) ASSERT_EQ(ctx_->store_put(o.key, object_bytes(o.key)), 0);
       EXPECT_EQ(ctx_->store_put(1, object_bytes(1)), 0);  // the same bytes: idempotent
       EXPECT_EQ(ctx_->store_put(1, object_bytes(2)), -EEXIST);
       EXPECT_EQ(ctx_->sim_add_objects(objs), -EOPNOTSUPP);
+      EXPECT_EQ(ctx_->kmod_add_objects(placed), -EOPNOTSUPP);
     } else {
       ASSERT_EQ(ctx_->sim_add_objects(objs), 0);
       EXPECT_EQ(ctx_->sim_add_objects(objs), -EEXIST);
       EXPECT_EQ(ctx_->store_put(1, object_bytes(1)), -EOPNOTSUPP);
+      EXPECT_EQ(ctx_->kmod_add_objects(placed), -EOPNOTSUPP);
     }
+  }
+  // The kmod device's placements: every bad batch is refused whole, then all eight go in.
+  void place_kmod(const std::vector<ObjectPlacement>& placed) {
+    const std::vector<KvObject> objs = {{1, kObjectBytes}};
+    EXPECT_EQ(ctx_->sim_add_objects(objs), -EOPNOTSUPP);
+    EXPECT_EQ(ctx_->store_put(1, object_bytes(1)), -EOPNOTSUPP);
+    const ObjectPlacement good = placed[0];
+    const std::vector<std::vector<ObjectPlacement>> bad = {
+        {good, {99, offset(99) + 4096, kObjectBytes}},  // not extent-aligned
+        {good, {99, offset(99), 0}},                    // no bytes
+        {good, {99, uint64_t{1} << 62, kObjectBytes}},  // beyond the device
+        {good, good},                                   // the same key twice
+        {good, {99, good.offset, kObjectBytes}},        // shares good's extent
+    };
+    const int want[] = {-EINVAL, -EINVAL, -ERANGE, -EEXIST, -EBUSY};
+    for (size_t i = 0; i < bad.size(); ++i) {
+      EXPECT_EQ(ctx_->kmod_add_objects(bad[i]), want[i]) << "batch " << i;
+      EXPECT_EQ(on([](Stack& s) { return s.object_size(1); }), -ENOENT) << "batch " << i;
+    }
+    ASSERT_EQ(ctx_->kmod_add_objects(placed), 0);
+    EXPECT_EQ(ctx_->kmod_add_objects(std::span(placed).first(1)), -EEXIST);
+  }
+  // Object k's place on the kmod device: the k-th extent (of at least kObjectBytes).
+  uint64_t offset(ObjectKey k) const { return k * std::max<uint64_t>(extent_, kObjectBytes); }
+  // The bytes object k holds: on kmod, its disk's at its place.
+  std::vector<std::byte> want_bytes(ObjectKey k) const {
+    if (std::string(P::Device::kName) != "kmod") return object_bytes(k);
+    std::vector<std::byte> v(kObjectBytes);
+    const std::string disk = testing::kmod_disk_path();
+    const int fd = ::open(disk.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << "TEMPO_KMOD_DISK '" << disk << "': " << std::strerror(errno);
+    if (fd < 0) return {};
+    EXPECT_EQ(pread(fd, v.data(), v.size(), static_cast<off_t>(offset(k))),
+              static_cast<ssize_t>(v.size()));
+    close(fd);
+    return v;
   }
   static Manifest objects(ObjectKey first, ObjectKey n) {
     Manifest m;
@@ -106,11 +184,13 @@ class Lifecycle : public ::testing::Test {
 
   test::ScratchDir dir_;  // in the build directory: a real file system
   std::unique_ptr<Context> ctx_;
+  uint64_t extent_ = 0;  // the kmod device's
 };
 
 using Pairs = ::testing::Types<
     Pair<SimDeviceKind, DriverKind::kVirtual>, Pair<SimDeviceKind, DriverKind::kThreaded>,
-    Pair<UringDeviceKind, DriverKind::kVirtual>, Pair<UringDeviceKind, DriverKind::kThreaded>>;
+    Pair<UringDeviceKind, DriverKind::kVirtual>, Pair<UringDeviceKind, DriverKind::kThreaded>,
+    Pair<KmodDeviceKind, DriverKind::kVirtual>, Pair<KmodDeviceKind, DriverKind::kThreaded>>;
 
 class PairNames {
  public:
@@ -141,7 +221,7 @@ TYPED_TEST(Lifecycle, ReportRevisesOrdersStagesTransfersAndReleases) {
     std::vector<std::byte> got, want;
     for (auto e : ext) got.insert(got.end(), e.begin(), e.end());
     for (ObjectKey k = 1; k <= 3; ++k) {
-      const auto b = object_bytes(k);
+      const auto b = this->want_bytes(k);
       want.insert(want.end(), b.begin(), b.end());
     }
     EXPECT_EQ(got, want);

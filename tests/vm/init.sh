@@ -30,10 +30,28 @@ suite() {
 dmesg_clean() {
 	! dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|possible circular|tempo: .*leak'
 }
-# gtest BINARY: run a GoogleTest program (if shipped), one line per test, plus its exit.
+# checked NAME CMD...: a program whose PASS/FAIL lines are counted, and its exit (a crash
+# is a FAIL, with its last output lines; bounded by 120 s).
+checked() {
+	name=$1
+	shift
+	timeout -s KILL 120 "$@" >/tmp/checked.log 2>&1
+	rc=$?
+	grep -E '^(PASS|FAIL|SKIP) ' /tmp/checked.log | tee -a "$RESULTS"
+	[ $rc -eq 0 ] || grep -vE '^(PASS|FAIL|SKIP) ' /tmp/checked.log | tail -20 | sed 's/^/# /'
+	result "$name.exit" $rc
+}
+# python_kmod NAME: the Python binding on device=kmod (when the runner shipped Python).
+python_kmod() {
+	[ -x /bin/python3 ] && [ -f /lib/tempo/kmod_python.py ] || return 0
+	checked "$1" env PYTHONPATH=/lib/tempo/python TEMPOKV_LIBRARY=/lib/tempo/libtempo.so.0 \
+		python3 /lib/tempo/kmod_python.py "$1" /dev/tempo0 $DISK
+}
+# gtest BINARY [ARGS...]: run a GoogleTest program (if shipped), one line per test, plus
+# its exit.
 gtest() {
 	[ -x "/bin/$1" ] || return 0
-	TEMPO_KMOD_DISK=$DISK "/bin/$1" >/tmp/gtest.log 2>&1
+	TEMPO_KMOD_DISK=$DISK "/bin/$@" >/tmp/gtest.log 2>&1
 	rc=$?
 	sed -n -e 's/^\[       OK \] \([^ ,]*\).* ms)$/PASS \1/p' \
 		-e 's/^\[  FAILED  \] \([^ ,]*\).* ms)$/FAIL \1: see the log above/p' \
@@ -59,7 +77,14 @@ if [ -c /dev/tempo0 ]; then
 	# libtempo's kmod device, and its controller and provider on it.
 	gtest test_kmod_device
 	gtest test_kmod_runtime
+	# The typed lifecycle suite's kmod pairs, and the public C ABI (libtempo.so) on
+	# device=kmod, read by tempoctl stats through the context's control socket.
+	gtest test_lifecycle --gtest_filter='Lifecycle/kmod*'
 	mark "pages-tier gtests"
+	checked capi.kmod_pages tempo-capi-vmtest kmod capi.kmod_pages /dev/tempo0 $DISK
+	mark "pages-tier C ABI"
+	python_kmod python.kmod_pages
+	mark "pages-tier Python"
 	# 20 s of fuzzed ioctls and races; the dmesg check at the end covers it, rmmod below.
 	# Bounded: a fuzzer that never ends is a FAIL line, not a guest that hangs the run.
 	suite timeout -s KILL 120 env TEMPO_FUZZ_SECONDS=20 tempo-vmtest run /dev/tempo0 $DISK fuzz
@@ -204,11 +229,21 @@ if [ $rc -eq 0 ]; then
 		result cxl.enable_refused_while_owned $?
 		suite tempo-vmtest run -p /dev/tempo0 $DISK api data concurrency events
 		gtest test_kmod_runtime
+		mark "dax-tier tempo-vmtest and gtest"
+		checked capi.kmod_dax tempo-capi-vmtest kmod capi.kmod_dax /dev/tempo0 $DISK
+		mark "dax-tier C ABI"
+		python_kmod python.kmod_dax
+		mark "dax-tier Python"
 		rmmod tempo
 		result cxl.unload $?
 	fi
 	daxctl enable-device dax0.0 >/tmp/cxl.log 2>&1 && [ -c /dev/dax0.0 ]
 	result cxl.dax_returned_after_unload $?
+	# The uring device's fast tier on the real /dev/dax0.0 (devdax mode), through the C ABI.
+	# 16 MiB of it: every access to the emulated CXL window is slow under TCG.
+	[ -c /dev/dax0.0 ] && checked capi.uring_dax tempo-capi-vmtest uring capi.uring_dax /tmp/store-dax \
+		uring.fast_tier=dax uring.dax_path=/dev/dax0.0 fast_tier_bytes=16MiB
+	mark "uring on dax0.0"
 fi
 
 # 5. The hardware validation script, on the emulated CXL device (bandwidth is reported,
@@ -253,6 +288,26 @@ if [ -c /dev/dax0.0 ]; then
 fi
 
 mark "cxl suites"
+
+# 6. The CXL memory as a NUMA node (daxctl system-ram mode, onlined by kmem), and the uring
+#    device's DRAM arena bound to that node through libnuma. Last: the memory stays online.
+if [ -c /dev/dax0.0 ]; then
+	modprobe kmem 2>/tmp/cxl.log
+	# ZONE_NORMAL, not movable: io_uring's registered buffers pin the arena long-term, and
+	# the kernel migrates long-term pins out of ZONE_MOVABLE, i.e. off this node.
+	daxctl reconfigure-device --mode=system-ram --no-movable --force dax0.0 >>/tmp/cxl.log 2>&1
+	rc=$?
+	node=$(cat /sys/bus/dax/devices/dax0.0/target_node 2>/dev/null)
+	free_kb=$(awk '/MemFree/ {print $4}' /sys/devices/system/node/node$node/meminfo 2>/dev/null)
+	echo "# dax0.0 as system-ram: node '$node', MemFree ${free_kb:-?} kB"
+	[ $rc -eq 0 ] && [ -n "$node" ] && [ "${free_kb:-0}" -gt 0 ]
+	rc=$?
+	[ $rc -eq 0 ] || sed 's/^/# /' /tmp/cxl.log
+	result cxl.numa_node_online $rc "node '$node' MemFree '${free_kb}' kB"
+	[ $rc -eq 0 ] && checked capi.uring_numa tempo-capi-vmtest uring capi.uring_numa /tmp/store-numa \
+		uring.numa_node=$node fast_tier_bytes=32MiB uring.huge_pages=false
+fi
+mark "numa"
 
 dmesg_clean
 result kernel.log_clean $?

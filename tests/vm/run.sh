@@ -44,8 +44,8 @@ cp /bin/busybox "$root/bin/busybox"
 cp "$here/init.sh" "$root/init"
 chmod +x "$root/init"
 cp "$ko" "$root/lib/tempo/tempo.ko"
-modules=(virtio_pci virtio_blk cxl_acpi cxl_pci cxl_mem cxl_pmem nd_pmem dax_pmem device_dax configfs
-  null_blk)
+modules=(virtio_pci virtio_blk cxl_acpi cxl_pci cxl_mem cxl_pmem nd_pmem dax_pmem device_dax kmem
+  configfs null_blk)
 for m in "${modules[@]}"; do
   modprobe -C /dev/null -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | sort -u | while read -r path; do
@@ -57,19 +57,46 @@ cp "$kroot/lib/modules/$kver/"modules.{builtin,builtin.modinfo,order} \
   "$root/lib/modules/$kver/"
 depmod -b "$root" "$kver"
 
-# Copies a program and the shared libraries it needs (with the loader) into the guest.
-add_program() {
-  local bin=$1 lib
-  cp -L "$bin" "$root/bin/$(basename "$bin")"
-  for lib in $(ldd "$bin" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
+# Copies the shared libraries a program or library needs (with the loader) into the guest.
+add_libs() {
+  local lib
+  for lib in $(ldd "$1" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
   done
+}
+# Copies a program (without its debug information) and the shared libraries it needs into
+# the guest's /bin.
+add_program() {
+  cp -L "$1" "$root/bin/$(basename "$1")"
+  strip --strip-debug "$root/bin/$(basename "$1")" 2>/dev/null || true
+  add_libs "$1"
 }
 add_program "$build/bin/tempo-vmtest"
 for tool in cxl ndctl daxctl fio; do add_program "$(command -v $tool)"; done
 for bin in "$@"; do add_program "$bin"; done
 cp "$repo/scripts/hwcheck/tempo-hwcheck" "$root/bin/"
+# The Python binding, when a guest program links libtempo.so: Debian's interpreter, its
+# standard library without tests, GUI and site packages, compiled (about 35 MB), the tempokv
+# package and the library it loads (/lib/tempo/libtempo.so.0).
+libtempo=$(for bin in "$@"; do ldd "$bin" 2>/dev/null | awk '/libtempo\.so/ {print $3}'; done | head -1)
+if [ -n "$libtempo" ] && [ -x /usr/bin/python3 ]; then
+  add_program /usr/bin/python3
+  pylib=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')
+  mkdir -p "$root$pylib" "$root/lib/tempo/python"
+  tar -C "$pylib" -cf - --exclude=test --exclude=tests --exclude=idlelib --exclude=tkinter \
+    --exclude=turtledemo --exclude=ensurepip --exclude=lib2to3 --exclude=pydoc_data \
+    --exclude=site-packages --exclude=dist-packages --exclude='config-*' . |
+    tar -C "$root$pylib" -xf -
+  rm -f "$root$pylib"/lib-dynload/_tkinter.*
+  for so in "$root$pylib"/lib-dynload/*.so; do add_libs "$so"; done
+  cp -r "$repo/libtempo/python/tempokv" "$root/lib/tempo/python/"
+  # Compiled here: under TCG the guest would spend tens of seconds compiling at import.
+  /usr/bin/python3 -m compileall -q "$root/lib/tempo/python/tempokv" "$root$pylib" >/dev/null || true
+  cp -L "$libtempo" "$root/lib/tempo/libtempo.so.0"
+  strip --strip-debug "$root/lib/tempo/libtempo.so.0"
+  cp "$here/kmod_python.py" "$root/lib/tempo/"
+fi
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$build/initramfs.cpio"
 
 # 4. The SSD: a disk holding the test pattern. The CXL memory and label area are made new

@@ -302,60 +302,63 @@ int fig6(const ReplaySetup& s, std::string* error) {
   return write_csvs(s.out_dir + "/fig6", rows, error);
 }
 
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+// An experiment of two setups side by side (a feature off, then on) under demand,
+// immediate, tempo-static, tempo and tempo-risk unless --policy names others: runs them,
+// prints `print`'s table and writes the CSVs under <name>/.
+int side_by_side(const std::string& name, ReplaySetup off, ReplaySetup on,
+                 const std::vector<Labels>& labels,
+                 void (*print)(std::FILE*, const std::vector<ExperimentRow>&), std::string* error) {
+  for (ReplaySetup* x : {&off, &on})
+    if (x->policies.empty())
+      x->policies = {"demand", "immediate", "tempo-static", "tempo", "tempo-risk"};
+  std::vector<ExperimentRow> rows;
+  if (const int r = run_grid({off, on}, labels, off.progress, &rows, error); r != 0) return r;
+  print(stdout, rows);
+  return write_csvs(off.out_dir + "/" + name, rows, error);
+}
+
 // What a learned staging rate adds: the setup's workload (40 documents unless --documents)
 // with and without a background reader halving the device's rate from 5 s to 15 s (or the
-// window of --interference), under demand, immediate, tempo-static, tempo and tempo-risk
-// (or --policy).
+// window of --interference).
 int interference(const ReplaySetup& s, std::string* error) {
   ReplaySetup base = s;
   if (base.workload.documents == 0) base.workload.documents = 40;
-  if (base.policies.empty())
-    base.policies = {"demand", "immediate", "tempo-static", "tempo", "tempo-risk"};
   ReplaySetup halved = base;
   if (!halved.interference.active())
     halved.interference = Interference{5 * kNsPerSec, 15 * kNsPerSec, 0.5};
   base.interference = Interference{};
   const Interference& w = halved.interference;
-  const std::vector<std::vector<std::pair<std::string, std::string>>> labels = {
-      {{"interference", "none"}, {"window_start_s", ""}, {"window_end_s", ""}, {"factor", "1"}},
-      {{"interference", "reader"},
-       {"window_start_s", fmt(ns_to_sec(w.start))},
-       {"window_end_s", fmt(ns_to_sec(w.end))},
-       {"factor", fmt(w.rate_factor)}}};
-  std::vector<ExperimentRow> rows;
-  if (const int r = run_grid({base, halved}, labels, s.progress, &rows, error); r != 0) return r;
-  print_summary_table(stdout, rows);
-  return write_csvs(s.out_dir + "/interference", rows, error);
+  return side_by_side(
+      "interference", base, halved,
+      {{{"interference", "none"}, {"window_start_s", ""}, {"window_end_s", ""}, {"factor", "1"}},
+       {{"interference", "reader"},
+        {"window_start_s", fmt(ns_to_sec(w.start))},
+        {"window_end_s", fmt(ns_to_sec(w.end))},
+        {"factor", fmt(w.rate_factor)}}},
+      print_summary_table, error);
 }
 
 // Replay across hosts (issue 17): the setup's deployment (2 hosts unless --hosts) without
-// and with the cluster pool, under demand, immediate, tempo-static, tempo and tempo-risk
-// (or --policy).
+// and with the cluster pool.
 int cluster(const ReplaySetup& s, std::string* error) {
   ReplaySetup none = s;
   if (none.deployment.hosts == 1) none.deployment.hosts = 2;
-  if (none.policies.empty())
-    none.policies = {"demand", "immediate", "tempo-static", "tempo", "tempo-risk"};
   ReplaySetup pooled = none;
   pooled.deployment.cluster.enabled = true;
   none.deployment.cluster.enabled = false;
   const Deployment& d = pooled.deployment;
   auto labels = [&](const char* tier) {
-    return std::vector<std::pair<std::string, std::string>>{
-        {"cluster", tier},
-        {"hosts", std::to_string(d.hosts)},
-        {"engines_per_host", std::to_string(d.engines_per_host)},
-        {"router", router_name(d.router)},
-        {"cluster_rate_gib_s", fmt(d.cluster.rate_bps / double(kGiB))},
-        {"cluster_latency_ms", fmt(ns_to_sec(d.cluster.latency) * 1000)}};
+    return Labels{{"cluster", tier},
+                  {"hosts", std::to_string(d.hosts)},
+                  {"engines_per_host", std::to_string(d.engines_per_host)},
+                  {"router", router_name(d.router)},
+                  {"cluster_rate_gib_s", fmt(d.cluster.rate_bps / double(kGiB))},
+                  {"cluster_latency_ms", fmt(ns_to_sec(d.cluster.latency) * 1000)}};
   };
-  std::vector<ExperimentRow> rows;
-  if (const int r =
-          run_grid({none, pooled}, {labels("none"), labels("pool")}, s.progress, &rows, error);
-      r != 0)
-    return r;
-  print_cluster_table(stdout, rows);
-  return write_csvs(s.out_dir + "/cluster", rows, error);
+  return side_by_side("cluster", none, pooled, {labels("none"), labels("pool")},
+                      print_cluster_table, error);
 }
 
 }  // namespace

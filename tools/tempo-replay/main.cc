@@ -299,17 +299,15 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
         s->gpu_kv_memory = true;
         break;
       case kEngines:
-        if (!parse_u32(optarg, &s->deployment.engines_per_host) ||
-            s->deployment.engines_per_host > tempo::kMaxDeploymentSize)
-          return fail("--engines takes a number of engines from 1 to " +
-                      std::to_string(tempo::kMaxDeploymentSize));
+      case kHosts: {
+        const bool engines = c == kEngines;
+        uint32_t* out = engines ? &s->deployment.engines_per_host : &s->deployment.hosts;
+        if (!parse_u32(optarg, out) || *out > tempo::kMaxDeploymentSize)
+          return fail(std::string(engines ? "--engines takes a number of engines"
+                                          : "--hosts takes a number of hosts") +
+                      " from 1 to " + std::to_string(tempo::kMaxDeploymentSize));
         break;
-      case kHosts:
-        if (!parse_u32(optarg, &s->deployment.hosts) ||
-            s->deployment.hosts > tempo::kMaxDeploymentSize)
-          return fail("--hosts takes a number of hosts from 1 to " +
-                      std::to_string(tempo::kMaxDeploymentSize));
-        break;
+      }
       case kRouter: {
         const auto r = tempo::parse_router(arg);
         if (!r) return fail("unknown router '" + arg + "': accepted round-robin, prefix-affinity");

@@ -16,7 +16,8 @@
  *
  * ABI 0.2 adds the uring device's operations: waiting for readiness, the retrieval extents
  * to copy, the ordinary read, populating the store; and the configuration file. ABI 0.3 adds
- * what engines need: the key scheme, store lookup/delete/async put, the runtime side.
+ * what engines need: the key scheme, store lookup/delete/async put, the runtime side. ABI
+ * 0.4 adds the kmod device's object placement (tempo_kmod_add_objects).
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
@@ -35,7 +36,7 @@ extern "C" {
 #endif
 
 #define TEMPO_VERSION_MAJOR 0
-#define TEMPO_VERSION_MINOR 3
+#define TEMPO_VERSION_MINOR 4
 
 struct tempo_config;
 struct tempo_ctx;
@@ -213,7 +214,7 @@ struct tempo_extent {
  * accepted values. Unchanged on error. */
 TEMPO_EXPORT int tempo_config_load(struct tempo_config* config, const char* path);
 
-/* The context's device: "sim" or "uring". Owned by the library. NULL for a NULL context. */
+/* The context's device: "sim", "uring" or "kmod". Owned by the library. NULL for a NULL context. */
 TEMPO_EXPORT const char* tempo_ctx_device(struct tempo_ctx* ctx);
 
 /* Waits up to timeout_ns for the claim to be stage-ready (*outcome TEMPO_RETRIEVAL_READY)
@@ -388,6 +389,27 @@ TEMPO_EXPORT int tempo_runtime_finished(struct tempo_runtime* rt, uint32_t outpu
 /* The step costs in use (the prior until a step is learned) and how many steps were learned. */
 TEMPO_EXPORT int tempo_runtime_get_costs(struct tempo_runtime* rt, struct tempo_step_costs* out,
                                          uint64_t* steps_learned);
+
+/* ABI 0.4: the kmod device (tempo.ko, Documentation/kmod.md) ---------------------------- */
+
+/* Where an object lies on tempo.ko's backing device (the SSD tier). The module only reads
+ * that device: the object's bytes are written there before they are placed. */
+struct tempo_kmod_object {
+  uint64_t key;
+  uint64_t offset;   /* byte offset on the backing device (= the module's logical range), a
+                      * multiple of its extent size (/sys/module/tempo/parameters/extent_kb) */
+  uint64_t bytes;    /* > 0 */
+  uint64_t reserved; /* zero */
+};
+
+/* The kmod device only: makes objects known to the context, all or none: claims may then
+ * name them, and tempo_store_lookup() finds them. Two objects never share an extent.
+ * Returns 0; -EINVAL zero bytes, an offset that is not extent-aligned, a nonzero reserved
+ * field or objects NULL with count > 0; -ERANGE beyond the device; -EEXIST a key placed
+ * already (or twice); -EBUSY a range sharing an extent with another object;
+ * -EOPNOTSUPP on other devices. Nothing is placed on error. */
+TEMPO_EXPORT int tempo_kmod_add_objects(struct tempo_ctx* ctx,
+                                        const struct tempo_kmod_object* objects, size_t count);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,11 @@ class TempoObject(ctypes.Structure):
     _fields_ = [("key", ctypes.c_uint64), ("bytes", ctypes.c_uint64)]
 
 
+class TempoKmodObject(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_uint64), ("offset", ctypes.c_uint64), ("bytes", ctypes.c_uint64),
+                ("reserved", ctypes.c_uint64)]
+
+
 class TempoExtent(ctypes.Structure):
     _fields_ = [("addr", ctypes.c_void_p), ("bytes", ctypes.c_uint64)]
 
@@ -133,6 +138,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "tempo_ctx_stats": (c_int, [vp, P(TempoStats)]),
         "tempo_sim_add_objects": (c_int, [vp, P(TempoObject), c_size_t]),
         "tempo_sim_advance": (c_int, [vp, c_int64]),
+        "tempo_kmod_add_objects": (c_int, [vp, P(TempoKmodObject), c_size_t]),
         "tempo_store_put": (c_int, [vp, c_uint64, vp, c_size_t]),
         "tempo_claim_report": (c_int, [vp, P(TempoObject), c_size_t, c_int64, P(c_uint64)]),
         "tempo_claim_revise": (c_int, [vp, c_uint64, c_int64]),

@@ -205,7 +205,7 @@ def _manifest(objects: Iterable[KvObject | tuple[int, int]]) -> ctypes.Array[_na
 
 
 class Context:
-    """A running TempoKV instance (device sim or uring). Thread-safe; close() or `with`."""
+    """A running TempoKV instance (device sim, uring or kmod). Thread-safe; close() or `with`."""
 
     def __init__(self, config: Config | Mapping[str, SettingValue] | None = None,
                  **settings: SettingValue) -> None:
@@ -291,6 +291,21 @@ class Context:
         """sim only: puts objects on the simulated SSD tier (TempoError EEXIST if one is)."""
         arr = _manifest(objects)
         self._call("tempo_sim_add_objects", lib.tempo_sim_add_objects, arr, len(arr))
+
+    def kmod_add_objects(self, objects: Iterable[tuple[int, int, int]]) -> None:
+        """kmod only: places objects already written to tempo.ko's backing device, as
+        (key, offset, bytes) with extent-aligned offsets; all or none (TempoError EINVAL,
+        ERANGE, EEXIST, EBUSY)."""
+        items = list(objects)
+        arr = (_native.TempoKmodObject * len(items))()
+        for i, o in enumerate(items):
+            if not isinstance(o, tuple) or len(o) != 3:
+                raise TypeError(f"placement {i}: expected (key, offset, bytes), "
+                                f"not {type(o).__name__}")
+            arr[i].key = _check_int(f"placement {i} key", o[0], 0, _U64_MAX)
+            arr[i].offset = _check_int(f"placement {i} offset", o[1], 0, _U64_MAX)
+            arr[i].bytes = _check_int(f"placement {i} bytes", o[2], 1, _U64_MAX)
+        self._call("tempo_kmod_add_objects", lib.tempo_kmod_add_objects, arr, len(arr))
 
     def sim_advance(self, ns: int) -> None:
         """sim only: runs virtual time forward by ns."""
