@@ -185,6 +185,16 @@ int Controller::revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) {
   return 0;
 }
 
+int Controller::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
+  Claim* c = find(id);
+  if (!c) return -ENOENT;
+  if (claim_state_terminal(c->state)) return -EINVAL;
+  if (c->state != ClaimState::kPlanned) return 0;
+  if (const int r = provider_.set_layers(id, groups, per_group_ns); r != 0) return r;
+  evaluate_one(*c);
+  return 0;
+}
+
 int Controller::update_order(std::span<const ClaimId> order) {
   // Ids below next_id_ that are not held belong to erased (ended) claims: nothing to order.
   for (ClaimId id : order)
@@ -238,7 +248,7 @@ void Controller::leave_planned(Claim& c) {
 
 void Controller::attempt(Claim& c) {
   const TimeNs now = clock_.now();
-  const TimeNs ttr = provider_.ttr(c.id, ttr_mode()).value_or(0);
+  const TimeNs ttr = provider_.lead_ttr(c.id, ttr_mode()).value_or(0);
   // Over its share: refused as for the budget (deferred; the ordinary path when due).
   const CommitResult r =
       within_share(c) ? provider_.commit(c.id) : CommitResult{-ENOSPC, 0, c.bytes, false};
@@ -457,7 +467,7 @@ void Controller::on_staging_progress(bool /*capacity_freed*/) { evaluate(); }
 std::optional<TimeNs> Controller::laxity(ClaimId id) {
   Claim* c = find(id);
   if (!c || c->state != ClaimState::kPlanned) return std::nullopt;
-  return ttu_now(*c) - provider_.ttr(id, ttr_mode()).value_or(0);
+  return ttu_now(*c) - provider_.lead_ttr(id, ttr_mode()).value_or(0);
 }
 
 int Controller::readiness(ClaimId id, RetrievalOutcome* outcome) const {

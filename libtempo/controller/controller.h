@@ -137,6 +137,11 @@ class Controller final : public ProviderListener {
   // Labels a claim with the engine's request id (listings show it). -ENOENT unknown.
   int label(ClaimId id, std::string request);
 
+  // A layer-wise claim (Provider::set_layers): its laxity is taken against its lead TTR.
+  // Ignored (0) once committed. -ENOENT unknown, -EINVAL terminal, groups 0 or more than
+  // its objects or per_group_ns < 0, -EOVERFLOW groups x per_group_ns beyond kMaxTimeNs.
+  int set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns);
+
   // The periodic tick; also usable as "re-evaluate now".
   void tick() { evaluate(); }
   void evaluate();
@@ -149,7 +154,8 @@ class Controller final : public ProviderListener {
   // kOrdinary; -EAGAIN while PLANNED or STAGING; -ECANCELED released or cancelled; the
   // claim's error (else -EIO) when FAILED; -ENOENT unknown. What waiters poll.
   int readiness(ClaimId id, RetrievalOutcome* outcome) const;
-  // Laxity TTU(t) - TTR(t) of a PLANNED claim under the policy's TTR (nullopt otherwise).
+  // Laxity TTU(t) - TTR(t) of a PLANNED claim under the policy's TTR (nullopt otherwise);
+  // a layer-wise claim's lead TTR.
   std::optional<TimeNs> laxity(ClaimId id);
   ControllerStats stats() const;
   // tempo-risk's feedback state (controller/risk_policy.h).

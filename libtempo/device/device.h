@@ -25,6 +25,19 @@ enum class Residency : uint8_t {
   kResident,  // in the fast tier
 };
 
+// Where staging reads an object from: the host's own SSD tier, or a cluster pool below it
+// (cluster/cluster_tier.h). Each has its own bandwidth; the provider projects each apart.
+enum class Source : uint8_t { kLocal, kRemote };
+inline constexpr size_t kSources = 2;
+
+// The remote source as calibrated before any completion: concurrent requests, aggregate
+// rate, and the per-request latency before a request's bytes flow.
+struct RemoteInfo {
+  uint32_t slots = 16;
+  double rate_bps = 1.0 * (1ull << 30);
+  TimeNs latency_ns = kNsPerMs;
+};
+
 struct DeviceInfo {
   std::string kind;             // "sim", "uring", "kmod"
   uint64_t capacity_bytes = 0;  // fast-tier size
@@ -80,6 +93,13 @@ class Device {
   // held from submission, the completion reaches the observer. Issue order is FIFO.
   // -ENOENT unknown object, -EBUSY already resident or staging (pin or wait instead).
   virtual int stage(ObjectKey key) = 0;
+  // Where stage(key) would read the object from now.
+  virtual Source stage_source(ObjectKey key) const {
+    (void)key;
+    return Source::kLocal;
+  }
+  // The remote source's calibration (meaningful where stage_source can say kRemote).
+  virtual RemoteInfo remote_info() const { return {}; }
   // Takes one pin on a resident object: -ENOENT unknown, -EAGAIN not resident.
   virtual int pin(ObjectKey key) = 0;
   // Drops one pin: -ENOENT unknown, -EINVAL not pinned. At zero the object is evictable.

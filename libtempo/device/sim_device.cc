@@ -15,8 +15,12 @@ namespace {
 constexpr double kDoneBytes = 0.5;
 }  // namespace
 
-SimDevice::SimDevice(Scheduler& events, SimDeviceConfig config)
-    : events_(events), config_(std::move(config)), last_advance_(events.now()) {
+SimDevice::SimDevice(Scheduler& events, SimDeviceConfig config, std::optional<SimRemote> remote)
+    : events_(events), config_(std::move(config)), remote_(remote), last_advance_(events.now()) {
+  if (remote_)
+    for (const RemoteInfo& r : {remote_->truth, remote_->reported})
+      if (r.slots == 0 || !(r.rate_bps > 0) || r.latency_ns < 0)
+        throw std::invalid_argument("sim device: remote slots 0, rate <= 0 or latency < 0");
   if (config_.capacity_bytes == 0) throw std::invalid_argument("sim device: capacity_bytes is 0");
   if (!(config_.staging_rate_bps > 0)) throw std::invalid_argument("sim device: staging_rate <= 0");
   if (!(config_.demand_rate_bps > 0)) throw std::invalid_argument("sim device: demand_rate <= 0");
@@ -33,11 +37,16 @@ SimDevice::~SimDevice() {
   for (uint64_t id : window_timers_) events_.cancel(id);
 }
 
-int SimDevice::add_object(ObjectKey key, uint64_t bytes) {
-  if (bytes == 0) return -EINVAL;
+int SimDevice::add_object(ObjectKey key, uint64_t bytes, Source source) {
+  if (bytes == 0 || (source == Source::kRemote && !remote_)) return -EINVAL;
   if (objects_.contains(key)) return -EEXIST;
-  objects_.emplace(key, Entry{bytes, Residency::kAbsent, 0});
+  objects_.emplace(key, Entry{bytes, Residency::kAbsent, 0, source});
   return 0;
+}
+
+Source SimDevice::stage_source(ObjectKey key) const {
+  const Entry* e = find(key);
+  return e ? e->source : Source::kLocal;
 }
 
 void SimDevice::set_interference(const Interference& window) {
@@ -134,7 +143,7 @@ int SimDevice::stage(ObjectKey key) {
   stats_.pinned_bytes += e->bytes;
   used_bytes_ += e->bytes;
   stats_.resident_bytes = used_bytes_;
-  stage_queue_.push_back(key);
+  stage_queue_[static_cast<size_t>(e->source)].push_back(key);
   stage_submitted_[key] = events_.now();
   start_queued_stages();
   reschedule();
@@ -179,7 +188,8 @@ int SimDevice::demand_read(std::span<const ObjectKey> keys, std::function<void(i
          config_.demand_rate_bps,
          0,
          events_.now(),
-         events_.now() + config_.op_latency_ns};
+         events_.now() + config_.op_latency_ns,
+         Source::kLocal};
   for (ObjectKey k : keys) {
     Entry& e = objects_.at(k);
     if (e.state == Residency::kResident) {
@@ -199,20 +209,28 @@ int SimDevice::demand_read(std::span<const ObjectKey> keys, std::function<void(i
 }
 
 void SimDevice::start_queued_stages() {
-  while (active_stages_ < config_.staging_slots && !stage_queue_.empty()) {
-    const ObjectKey key = stage_queue_.front();
-    stage_queue_.pop_front();
-    const TimeNs submitted = stage_submitted_.at(key);
-    flows_.push_back(Flow{Flow::Kind::kStage,
-                          key,
-                          {},
-                          {},
-                          static_cast<double>(objects_.at(key).bytes),
-                          0,
-                          0,
-                          submitted,
-                          events_.now() + config_.op_latency_ns});
-    ++active_stages_;
+  for (Source source : {Source::kLocal, Source::kRemote}) {
+    const auto s = static_cast<size_t>(source);
+    const bool remote = source == Source::kRemote;
+    if (remote && !remote_) continue;
+    const uint32_t slots = remote ? remote_->truth.slots : config_.staging_slots;
+    const TimeNs latency = remote ? remote_->truth.latency_ns : config_.op_latency_ns;
+    while (active_stages_[s] < slots && !stage_queue_[s].empty()) {
+      const ObjectKey key = stage_queue_[s].front();
+      stage_queue_[s].pop_front();
+      const TimeNs submitted = stage_submitted_.at(key);
+      flows_.push_back(Flow{Flow::Kind::kStage,
+                            key,
+                            {},
+                            {},
+                            static_cast<double>(objects_.at(key).bytes),
+                            0,
+                            0,
+                            submitted,
+                            events_.now() + latency,
+                            source});
+      ++active_stages_[s];
+    }
   }
 }
 
@@ -228,23 +246,30 @@ void SimDevice::advance() {
 
 void SimDevice::reschedule() {
   const TimeNs now = events_.now();
-  std::vector<double> caps;
-  std::vector<size_t> data_idx;
-  for (size_t i = 0; i < flows_.size(); ++i) {
-    flows_[i].rate = 0;
-    if (flows_[i].data_start <= now) {
-      caps.push_back(flows_[i].cap);
-      data_idx.push_back(i);
-    }
-  }
-  std::vector<double> rates(caps.size());
-  share_rate(config_.staging_rate_bps * interference_.factor_at(now), caps, rates);
   TimeNs next = kNever;
-  for (size_t j = 0; j < data_idx.size(); ++j) {
-    Flow& f = flows_[data_idx[j]];
-    f.rate = rates[j];
-    const double left = std::max(0.0, f.remaining);
-    next = std::min(next, now + static_cast<TimeNs>(std::ceil(left / f.rate * 1e9)));
+  // Each source's flows in their data phase share that source's aggregate rate.
+  for (Source source : {Source::kLocal, Source::kRemote}) {
+    std::vector<double> caps;
+    std::vector<size_t> data_idx;
+    for (size_t i = 0; i < flows_.size(); ++i) {
+      if (flows_[i].source != source) continue;
+      flows_[i].rate = 0;
+      if (flows_[i].data_start <= now) {
+        caps.push_back(flows_[i].cap);
+        data_idx.push_back(i);
+      }
+    }
+    if (data_idx.empty()) continue;
+    std::vector<double> rates(caps.size());
+    share_rate(source == Source::kRemote ? remote_->truth.rate_bps
+                                         : config_.staging_rate_bps * interference_.factor_at(now),
+               caps, rates);
+    for (size_t j = 0; j < data_idx.size(); ++j) {
+      Flow& f = flows_[data_idx[j]];
+      f.rate = rates[j];
+      const double left = std::max(0.0, f.remaining);
+      next = std::min(next, now + static_cast<TimeNs>(std::ceil(left / f.rate * 1e9)));
+    }
   }
   for (const Flow& f : flows_)
     if (f.data_start > now) next = std::min(next, f.data_start);
@@ -268,7 +293,7 @@ void SimDevice::on_timer() {
     }
   }
   for (const Flow& f : finished)
-    if (f.kind == Flow::Kind::kStage) --active_stages_;
+    if (f.kind == Flow::Kind::kStage) --active_stages_[static_cast<size_t>(f.source)];
   start_queued_stages();
   reschedule();
   // State is consistent before anyone is told: callbacks may stage, pin or read again.

@@ -4,10 +4,14 @@
 // `staging_rate`; demand (ordinary-path) reads share the same SSD bandwidth, each capped at
 // `demand_rate`. Unpinned resident objects are evicted by a pluggable policy. Deterministic.
 // An interference window, if set, scales the aggregate rate (device/interference.h).
+// A remote source (SimRemote: a cluster pool) holds the objects added as kRemote: its
+// stages wait for their own slots, pay its latency and share its own rate, apart from the
+// SSD's.
 #pragma once
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,14 +32,24 @@ struct SimDeviceConfig {
   std::string eviction = "lru";
 };
 
+// The remote source: `truth` is how it behaves, `reported` what remote_info() says (the
+// provider's starting calibration, which it then learns away from).
+struct SimRemote {
+  RemoteInfo truth;
+  RemoteInfo reported;
+};
+
 class SimDevice final : public Device {
  public:
-  // Throws std::invalid_argument on an invalid configuration (zero rate/slots, unknown policy).
-  SimDevice(Scheduler& events, SimDeviceConfig config);
+  // Throws std::invalid_argument on an invalid configuration (zero rate/slots, unknown
+  // policy; a remote source with zero slots, a rate <= 0 or a latency < 0).
+  SimDevice(Scheduler& events, SimDeviceConfig config,
+            std::optional<SimRemote> remote = std::nullopt);
   ~SimDevice() override;
 
-  // The SSD tier's contents. -EEXIST if `key` is already held, -EINVAL for zero bytes.
-  int add_object(ObjectKey key, uint64_t bytes);
+  // The SSD tier's contents (or the remote source's). -EEXIST if `key` is already held,
+  // -EINVAL for zero bytes or kRemote without a remote source.
+  int add_object(ObjectKey key, uint64_t bytes, Source source = Source::kLocal);
   // Test hook: the next stage of `key` completes with `error` (negative errno).
   void inject_stage_error(ObjectKey key, int error);
   // Drops every unpinned resident object (the paper's "reset the fast tier").
@@ -48,6 +62,8 @@ class SimDevice final : public Device {
   DeviceStats stats() const override { return stats_; }
   void set_observer(DeviceObserver* observer) override { observer_ = observer; }
   int64_t object_size(ObjectKey key) const override;
+  Source stage_source(ObjectKey key) const override;
+  RemoteInfo remote_info() const override { return remote_ ? remote_->reported : RemoteInfo{}; }
   Residency residency(ObjectKey key) const override;
   uint32_t pin_count(ObjectKey key) const override;
   int stage(ObjectKey key) override;
@@ -63,6 +79,7 @@ class SimDevice final : public Device {
     uint64_t bytes = 0;
     Residency state = Residency::kAbsent;
     uint32_t pins = 0;
+    Source source = Source::kLocal;
   };
   struct Flow {
     enum class Kind { kStage, kDemand } kind;
@@ -74,6 +91,7 @@ class SimDevice final : public Device {
     double rate = 0;                // current share
     TimeNs submitted = 0;
     TimeNs data_start = 0;  // end of the latency phase
+    Source source = Source::kLocal;
   };
 
   Entry* find(ObjectKey key);
@@ -92,10 +110,11 @@ class SimDevice final : public Device {
   DeviceObserver* observer_ = nullptr;
   std::unordered_map<ObjectKey, Entry> objects_;
   std::unordered_map<ObjectKey, int> injected_errors_;
-  std::deque<ObjectKey> stage_queue_;  // submitted, waiting for a slot
+  std::deque<ObjectKey> stage_queue_[kSources];  // submitted, waiting for a slot
   std::unordered_map<ObjectKey, TimeNs> stage_submitted_;
   std::vector<Flow> flows_;  // in service (latency or data phase)
-  uint32_t active_stages_ = 0;
+  uint32_t active_stages_[kSources] = {};
+  std::optional<SimRemote> remote_;
   uint64_t used_bytes_ = 0;
   TimeNs last_advance_ = 0;
   uint64_t timer_id_ = 0;

@@ -2,19 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <stdexcept>
 
 #include "core/probes.h"
-#include "provider/staging_projection.h"
 
 namespace tempo {
-
-namespace {
-TimeNs bytes_to_ns(double bytes, double rate_bps) {
-  return static_cast<TimeNs>(std::llround(bytes / rate_bps * 1e9));
-}
-}  // namespace
 
 Provider::Provider(Device& device, const Clock& clock, ProviderConfig config)
     : device_(device),
@@ -22,7 +14,8 @@ Provider::Provider(Device& device, const Clock& clock, ProviderConfig config)
       config_(config),
       ledger_(config.budget_bytes, clock.now()),
       rate_(config.calibration_rate_bps, config.rate_window_ns),
-      projected_at_(clock.now()) {
+      remote_(device.remote_info().rate_bps, device.remote_info().latency_ns) {
+  for (Lane& l : lanes_) l.anchor = clock.now();
   if (config_.budget_bytes == 0) throw std::invalid_argument("provider: budget is 0");
   if (config_.budget_bytes >= device_.info().capacity_bytes)
     throw std::invalid_argument("provider: budget must be below the fast tier's capacity");
@@ -32,8 +25,13 @@ Provider::Provider(Device& device, const Clock& clock, ProviderConfig config)
 
 Provider::~Provider() { device_.set_observer(nullptr); }
 
-uint32_t Provider::slots() const {
+uint32_t Provider::slots(Source s) const {
+  if (s == Source::kRemote) return device_.remote_info().slots;
   return config_.staging_slots ? config_.staging_slots : device_.info().staging_slots;
+}
+
+double Provider::rate_bps(Source s) const {
+  return s == Source::kRemote ? remote_.rate_bps() : rate_.rate_bps();
 }
 
 Provider::Cls Provider::classify(ObjectKey key, const ObjRec& o) const {
@@ -41,16 +39,24 @@ Provider::Cls Provider::classify(ObjectKey key, const ObjRec& o) const {
   return device_.residency(key) == Residency::kResident ? Cls::kResident : Cls::kAbsent;
 }
 
-void Provider::set_cls(ObjRec& o, Cls cls) {
+void Provider::set_cls(ObjectKey key, ObjRec& o, Cls cls) {
   if (o.cls == cls) return;
+  move_object(o, cls, cls == Cls::kAbsent ? device_.stage_source(key) : o.source);
+}
+
+void Provider::move_object(ObjRec& o, Cls cls, Source source) {
+  if (o.cls == cls && o.source == source) return;
+  const auto from = static_cast<size_t>(o.source), to = static_cast<size_t>(source);
   for (ClaimId id : o.planned) {
     ClaimRec& c = claims_.at(id);
-    if (o.cls == Cls::kAbsent) c.absent_bytes -= o.bytes;
-    if (o.cls == Cls::kCovered) c.covered_bytes -= o.bytes;
-    if (cls == Cls::kAbsent) c.absent_bytes += o.bytes;
-    if (cls == Cls::kCovered) c.covered_bytes += o.bytes;
+    c.profile_stale = true;
+    if (o.cls == Cls::kAbsent) c.absent[from] -= o.bytes;
+    if (o.cls == Cls::kCovered) c.covered[from] -= o.bytes;
+    if (cls == Cls::kAbsent) c.absent[to] += o.bytes;
+    if (cls == Cls::kCovered) c.covered[to] += o.bytes;
   }
   o.cls = cls;
+  o.source = source;
 }
 
 int Provider::track(ClaimId id, const Manifest& manifest) {
@@ -78,10 +84,11 @@ int Provider::track(ClaimId id, const Manifest& manifest) {
     if (fresh) {
       o.bytes = k.bytes;
       o.cls = classify(k.key, o);
+      o.source = device_.stage_source(k.key);
     }
     if (!o.planned.insert(id).second) continue;
-    if (o.cls == Cls::kAbsent) rec.absent_bytes += o.bytes;
-    if (o.cls == Cls::kCovered) rec.covered_bytes += o.bytes;
+    if (o.cls == Cls::kAbsent) rec.absent[static_cast<size_t>(o.source)] += o.bytes;
+    if (o.cls == Cls::kCovered) rec.covered[static_cast<size_t>(o.source)] += o.bytes;
   }
   return 0;
 }
@@ -104,54 +111,106 @@ void Provider::forget_if_unused(ObjectKey key) {
   if (o.refs == 0 && !o.staging && !o.pinned && o.planned.empty()) objects_.erase(it);
 }
 
-void Provider::sync_projection() {
+const QueueProjection& Provider::projection(Source s) {
+  Lane& l = lane(s);
+  if (l.stale) {
+    std::vector<uint64_t> remaining(l.ops.size());
+    for (size_t i = 0; i < l.ops.size(); ++i) remaining[i] = l.ops[i].remaining;
+    l.projection.build(remaining, slots(s));
+    l.stale = false;
+    l.epoch = ++epoch_;
+  }
+  return l.projection;
+}
+
+Provider::Now Provider::projection_now(Source s) {
+  const QueueProjection& p = projection(s);
+  Lane& l = lane(s);
   const TimeNs now = clock_.now();
-  if (now == projected_at_) return;
-  std::vector<double> rem(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) rem[i] = ops_[i].remaining;
-  advance_projection(rem, slots(), rate_.rate_bps(), now - projected_at_);
-  outstanding_remaining_ = 0;
-  for (size_t i = 0; i < ops_.size(); ++i) {
-    ops_[i].remaining = rem[i];
-    outstanding_remaining_ += rem[i];
+  if (l.now_at != now || l.now_epoch != l.epoch) {
+    const uint64_t moved = std::min(bytes_in(now - l.anchor, rate_bps(s)), p.total());
+    l.now.tag = p.tag_for_work(moved);
+    l.now.done = p.work_at(l.now.tag);
+    l.now_at = now;
+    l.now_epoch = l.epoch;
   }
-  projected_at_ = now;
+  return l.now;
 }
 
-const std::vector<TimeNs>& Provider::baseline() {
-  sync_projection();
-  if (baseline_version_ != ops_version_ || baseline_at_ != projected_at_ ||
-      baseline_rate_ != rate_.rate_bps()) {
-    std::vector<double> rem(ops_.size());
-    for (size_t i = 0; i < ops_.size(); ++i) rem[i] = ops_[i].remaining;
-    baseline_ = project_completions(rem, slots(), rate_.rate_bps());
-    baseline_version_ = ops_version_;
-    baseline_at_ = projected_at_;
-    baseline_rate_ = rate_.rate_bps();
+void Provider::sync_projection(Source s) {
+  Lane& l = lane(s);
+  const TimeNs now = clock_.now();
+  if (now == l.anchor) return;
+  const uint64_t tag = projection_now(s).tag;
+  for (size_t i = 0; i < l.ops.size(); ++i) {
+    const uint64_t start = l.projection.start(i);
+    if (tag > start) l.ops[i].remaining -= std::min(tag - start, l.ops[i].remaining);
   }
-  return baseline_;
+  l.anchor = now;
+  l.stale = true;
 }
 
-TimeNs Provider::exact_ttr(const ClaimRec& c) {
-  sync_projection();
-  // The outstanding queue plus this claim's new reads appended in manifest order.
-  std::vector<double> rem(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) rem[i] = ops_[i].remaining;
-  std::vector<size_t> mine;
+uint64_t Provider::place(Lane& l, const std::vector<ReadRun>& reads, uint64_t from) {
+  const QueueProjection& p = l.projection;
+  if (reads.size() != 1) return p.place_after(reads, from);
+  if (l.placed_epoch != l.epoch || l.placed_from != from) {
+    l.placed.clear();
+    l.placed_epoch = l.epoch;
+    l.placed_from = from;
+  }
+  const ReadRun run = reads.front();
+  const uint64_t key = run.bytes * 0x9E3779B97F4A7C15ull ^ run.count;
+  auto [it, fresh] = l.placed.try_emplace(key, run, 0);
+  if (fresh) it->second.second = p.place_after(reads, from);
+  if (it->second.first == run) return it->second.second;
+  return p.place_after(reads, from);  // another run under the same key
+}
+
+void Provider::refresh_profile(ClaimRec& c) {
+  if (!c.profile_stale) return;
+  for (Profile& f : c.sources) f = Profile{};
   for (ObjectKey key : c.objects) {
     const ObjRec& o = objects_.at(key);
-    if (o.cls == Cls::kCovered) {
-      mine.push_back(op_index_.at(key));
-    } else if (o.cls == Cls::kAbsent) {
-      mine.push_back(rem.size());
-      rem.push_back(static_cast<double>(o.bytes));
-    }
+    Profile& f = c.sources[static_cast<size_t>(o.source)];
+    if (o.cls == Cls::kCovered) f.covered.push_back(key);
+    if (o.cls != Cls::kAbsent) continue;
+    if (!f.reads.empty() && f.reads.back().bytes == o.bytes)
+      ++f.reads.back().count;
+    else
+      f.reads.push_back(ReadRun{o.bytes, 1});
+    f.read_bytes += o.bytes;
   }
-  if (mine.empty()) return 0;
-  const std::vector<TimeNs> done = project_completions(rem, slots(), rate_.rate_bps());
-  TimeNs last = 0;
-  for (size_t i : mine) last = std::max(last, done[i]);
-  return last;
+  c.profile_stale = false;
+}
+
+TimeNs Provider::source_ttr(Source s, Profile& f) {
+  if (f.reads.empty() && f.covered.empty()) return 0;
+  const QueueProjection& p = projection(s);
+  const Now now = projection_now(s);
+  Lane& l = lane(s);
+  // Until time passes the first free slot, the claim's reads are placed as they would
+  // have been at the anchor: the work kept for this epoch still holds.
+  const bool late = now.tag > p.first_free() && !f.reads.empty();
+  if (f.epoch != l.epoch || late) {
+    // The tag at which its last object lands; by then its own reads have moved all their
+    // bytes too.
+    uint64_t end = f.reads.empty() ? 0 : place(l, f.reads, late ? now.tag : 0);
+    for (ObjectKey key : f.covered) end = std::max(end, p.finish(l.index.at(key)));
+    f.work = p.work_at(end) + f.read_bytes;
+    f.epoch = late ? UINT64_MAX : l.epoch;
+  }
+  // New reads wait the source's latency, then move their bytes.
+  return (f.reads.empty() ? 0 : latency_ns(s)) +
+         bytes_to_ns(f.work > now.done ? f.work - now.done : 0, rate_bps(s));
+}
+
+TimeNs Provider::planned_ttr(ClaimRec& c) {
+  if (c.absent == decltype(c.absent){} && c.covered == decltype(c.covered){}) return 0;
+  refresh_profile(c);
+  TimeNs t = 0;
+  for (Source s : {Source::kLocal, Source::kRemote})
+    t = std::max(t, source_ttr(s, c.sources[static_cast<size_t>(s)]));
+  return t;
 }
 
 std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
@@ -159,19 +218,154 @@ std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
   if (it == claims_.end()) return std::nullopt;
   const ClaimRec& c = it->second;
   if (c.committed) {
-    // Committed: time until its outstanding staging completes.
-    TimeNs last = 0;
-    const auto& base = baseline();
-    for (ObjectKey key : c.objects) {
-      auto op = op_index_.find(key);
-      if (op != op_index_.end()) last = std::max(last, base[op->second]);
+    // Committed: time until its outstanding staging completes, on each source.
+    TimeNs t = 0;
+    for (Source s : {Source::kLocal, Source::kRemote}) {
+      const QueueProjection& p = projection(s);
+      const Now now = projection_now(s);
+      const Lane& l = lane(s);
+      uint64_t end = now.tag;
+      for (ObjectKey key : c.objects) {
+        auto op = l.index.find(key);
+        if (op != l.index.end()) end = std::max(end, p.finish(op->second));
+      }
+      t = std::max(t, bytes_to_ns(p.work_at(end) - now.done, rate_bps(s)));
     }
-    return last;
+    return t;
   }
   if (mode == TtrMode::kStatic)
-    return bytes_to_ns(static_cast<double>(c.absent_bytes + c.covered_bytes),
+    return bytes_to_ns(c.absent[0] + c.absent[1] + c.covered[0] + c.covered[1],
                        config_.static_rate_bps);
-  return exact_ttr(c);
+  return planned_ttr(it->second);
+}
+
+namespace {
+// List scheduling by linear scans: each operation's start tag.
+std::vector<uint64_t> naive_starts(const std::vector<uint64_t>& remaining, uint32_t slots) {
+  std::vector<uint64_t> slot(std::max<uint32_t>(slots, 1), 0), start;
+  for (uint64_t r : remaining) {
+    size_t least = 0;
+    for (size_t j = 1; j < slot.size(); ++j)
+      if (slot[j] < slot[least]) least = j;
+    start.push_back(slot[least]);
+    slot[least] += r;
+  }
+  return start;
+}
+uint64_t naive_work(const std::vector<uint64_t>& remaining, const std::vector<uint64_t>& start,
+                    uint64_t tag) {
+  uint64_t work = 0;
+  for (size_t i = 0; i < remaining.size(); ++i)
+    if (tag > start[i]) work += std::min(tag - start[i], remaining[i]);
+  return work;
+}
+}  // namespace
+
+std::optional<TimeNs> Provider::reference_ttr(ClaimId id) const {
+  auto it = claims_.find(id);
+  if (it == claims_.end() || it->second.committed) return std::nullopt;
+  TimeNs ttr = 0;
+  for (Source s : {Source::kLocal, Source::kRemote}) {
+    const Lane& l = lanes_[static_cast<size_t>(s)];
+    const double rate = rate_bps(s);
+    // The queue from its anchor to now.
+    std::vector<uint64_t> remaining;
+    uint64_t total = 0, last = 0;
+    for (const Op& op : l.ops) {
+      remaining.push_back(op.remaining);
+      total += op.remaining;
+    }
+    std::vector<uint64_t> start = naive_starts(remaining, slots(s));
+    for (size_t i = 0; i < remaining.size(); ++i) last = std::max(last, start[i] + remaining[i]);
+    const uint64_t moved = std::min(bytes_in(clock_.now() - l.anchor, rate), total);
+    uint64_t lo = 0, hi = last;  // the largest tag whose work is at most `moved`
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (naive_work(remaining, start, mid) <= moved)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    for (size_t i = 0; i < remaining.size(); ++i)
+      if (lo > start[i]) remaining[i] -= std::min(lo - start[i], remaining[i]);
+    // The claim's reads from this source after it; its objects' operations there.
+    std::vector<size_t> reads, covered;
+    for (ObjectKey key : it->second.objects) {
+      const ObjRec& o = objects_.at(key);
+      if (o.source != s) continue;
+      if (o.cls == Cls::kCovered) covered.push_back(l.index.at(key));
+      if (o.cls != Cls::kAbsent) continue;
+      reads.push_back(remaining.size());
+      remaining.push_back(o.bytes);
+    }
+    if (reads.empty() && covered.empty()) continue;
+    start = naive_starts(remaining, slots(s));
+    uint64_t end = 0;
+    for (size_t i : reads) end = std::max(end, start[i] + remaining[i]);
+    for (size_t i : covered) end = std::max(end, start[i] + remaining[i]);
+    ttr = std::max(ttr, (reads.empty() ? 0 : latency_ns(s)) +
+                            bytes_to_ns(naive_work(remaining, start, end), rate));
+  }
+  return ttr;
+}
+
+int Provider::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
+  auto it = claims_.find(id);
+  if (it == claims_.end()) return -ENOENT;
+  if (it->second.committed) return -EBUSY;
+  if (groups == 0 || groups > it->second.objects.size() || per_group_ns < 0) return -EINVAL;
+  if (per_group_ns > (TimeNs{1} << 62) / groups) return -EOVERFLOW;
+  it->second.groups = groups;
+  it->second.per_group_ns = per_group_ns;
+  return 0;
+}
+
+TimeNs Provider::layered_ttr(const ClaimRec& c) {
+  std::vector<TimeNs> ready(c.groups, 0);
+  const size_t n = c.objects.size();
+  for (Source s : {Source::kLocal, Source::kRemote}) {
+    const QueueProjection& p = projection(s);
+    const Now now = projection_now(s);
+    const Lane& l = lane(s);
+    std::vector<uint64_t> remaining(l.ops.size());
+    for (size_t i = 0; i < l.ops.size(); ++i) {
+      const uint64_t moved = now.tag > p.start(i) ? now.tag - p.start(i) : 0;
+      remaining[i] = l.ops[i].remaining - std::min(moved, l.ops[i].remaining);
+    }
+    struct Mine {
+      size_t object, op;
+      bool read;
+    };
+    std::vector<Mine> mine;
+    for (size_t j = 0; j < n; ++j) {
+      const ObjRec& o = objects_.at(c.objects[j]);
+      if (o.source != s || o.cls == Cls::kResident) continue;
+      const bool read = o.cls == Cls::kAbsent;
+      mine.push_back(Mine{j, read ? remaining.size() : l.index.at(c.objects[j]), read});
+      if (read) remaining.push_back(o.bytes);
+    }
+    if (mine.empty()) continue;
+    QueueProjection q;
+    q.build(remaining, slots(s));
+    for (const Mine& m : mine) {
+      const TimeNs t =
+          bytes_to_ns(q.work_at(q.finish(m.op)), rate_bps(s)) + (m.read ? latency_ns(s) : 0);
+      TimeNs& g = ready[m.object * c.groups / n];
+      g = std::max(g, t);
+    }
+  }
+  TimeNs lead = 0;
+  for (size_t g = 0; g < ready.size(); ++g)
+    lead = std::max(lead, ready[g] - static_cast<TimeNs>(g) * c.per_group_ns);
+  return lead;
+}
+
+std::optional<TimeNs> Provider::lead_ttr(ClaimId id, TtrMode mode) {
+  auto it = claims_.find(id);
+  if (it == claims_.end()) return std::nullopt;
+  const ClaimRec& c = it->second;
+  if (c.groups <= 1 || c.committed || mode == TtrMode::kStatic) return ttr(id, mode);
+  return layered_ttr(c);
 }
 
 bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
@@ -180,15 +374,24 @@ bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
   const ClaimRec& c = it->second;
   if (threshold <= 0) return true;
   if (mode == TtrMode::kStatic || c.committed) return *ttr(id, mode) >= threshold;
-  if (c.absent_bytes == 0 && c.covered_bytes == 0) return false;  // TTR is 0
-  sync_projection();
-  const double rate = rate_.rate_bps();
-  // Work conservation bounds the projection: everything queued plus the claim's new reads
-  // drains by (W + X) / R; the new reads alone need at least X / R.
-  const auto x = static_cast<double>(c.absent_bytes);
-  if (bytes_to_ns(outstanding_remaining_ + x, rate) < threshold) return false;
-  if (bytes_to_ns(x, rate) >= threshold) return true;
-  return exact_ttr(c) >= threshold;
+  if (c.groups > 1) return layered_ttr(c) >= threshold;
+  if (c.absent == decltype(c.absent){} && c.covered == decltype(c.covered){})
+    return false;  // TTR is 0
+  // Work conservation bounds each source's projection: everything queued there plus the
+  // claim's new reads drains by (W + X) / R; the new reads alone need at least X / R.
+  TimeNs lower = 0, upper = 0;
+  for (Source s : {Source::kLocal, Source::kRemote}) {
+    const uint64_t x = c.absent[static_cast<size_t>(s)];
+    if (x == 0 && c.covered[static_cast<size_t>(s)] == 0) continue;
+    const double rate = rate_bps(s);
+    const uint64_t queued = projection(s).total() - projection_now(s).done;
+    const TimeNs wait = x == 0 ? 0 : latency_ns(s);
+    lower = std::max(lower, x == 0 ? 0 : wait + bytes_to_ns(x, rate));
+    upper = std::max(upper, wait + bytes_to_ns(queued + x, rate));
+  }
+  if (upper < threshold) return false;
+  if (lower >= threshold) return true;
+  return planned_ttr(it->second) >= threshold;
 }
 
 CommitResult Provider::commit(ClaimId id) {
@@ -209,7 +412,7 @@ CommitResult Provider::commit(ClaimId id) {
     ++counters_.capacity_deferrals;
     return {-ENOSPC, 0, need, false};
   }
-  sync_projection();
+  for (Source s : {Source::kLocal, Source::kRemote}) sync_projection(s);
   const TimeNs now = clock_.now();
   ledger_.add(need, now);
   c.committed = true;
@@ -228,26 +431,27 @@ CommitResult Provider::commit(ClaimId id) {
       const int r = device_.pin(key);
       if (r == 0) {
         o.pinned = true;
-        set_cls(o, Cls::kResident);
+        set_cls(key, o, Cls::kResident);
         continue;
       }
       failure = failure ? failure : r;
       continue;
     }
+    move_object(o, o.cls, device_.stage_source(key));
     const int r = device_.stage(key);
     if (r != 0) {
       failure = failure ? failure : r;
       continue;
     }
-    if (ops_.empty()) rate_.on_busy(now);
-    op_index_[key] = ops_.size();
-    ops_.push_back(Op{key, o.bytes, static_cast<double>(o.bytes)});
-    outstanding_remaining_ += static_cast<double>(o.bytes);
-    ++ops_version_;
+    Lane& l = lane(o.source);
+    if (o.source == Source::kLocal && l.ops.empty()) rate_.on_busy(now);
+    l.index[key] = l.ops.size();
+    l.ops.push_back(Op{key, o.bytes, o.bytes, now});
+    l.stale = true;
     ++counters_.stage_submitted;
     reserved_bytes_ += o.bytes;
     o.staging = true;
-    set_cls(o, Cls::kCovered);
+    set_cls(key, o, Cls::kCovered);
     o.waiters.push_back(id);
     ++c.pending;
     TEMPO_PROBE_STAGE_SUBMIT(key, o.bytes);
@@ -304,18 +508,25 @@ int64_t Provider::release(ClaimId id) {
 
 void Provider::on_stage_complete(const StageCompletion& done) {
   auto oit = objects_.find(done.key);
-  auto idx = op_index_.find(done.key);
-  if (oit == objects_.end() || idx == op_index_.end()) return;  // not ours
-  sync_projection();
+  if (oit == objects_.end() || !oit->second.staging) return;  // not ours
+  const Source source = oit->second.source;
+  Lane& l = lane(source);
+  auto idx = l.index.find(done.key);
+  if (idx == l.index.end()) return;
+  sync_projection(source);
   const TimeNs now = clock_.now();
   // Remove the operation, keeping issue order.
   const size_t at = idx->second;
-  outstanding_remaining_ -= ops_[at].remaining;
-  ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(at));
-  op_index_.erase(idx);
-  for (size_t i = at; i < ops_.size(); ++i) op_index_[ops_[i].key] = i;
-  ++ops_version_;
-  rate_.on_complete(done.status == 0 ? done.bytes : 0, now, !ops_.empty());
+  const auto sharing = static_cast<uint32_t>(std::min<size_t>(l.ops.size(), slots(source)));
+  l.ops.erase(l.ops.begin() + static_cast<std::ptrdiff_t>(at));
+  l.index.erase(idx);
+  for (size_t i = at; i < l.ops.size(); ++i) l.index[l.ops[i].key] = i;
+  l.stale = true;
+  // The source's estimator learns from its own completions.
+  if (source == Source::kLocal)
+    rate_.on_complete(done.status == 0 ? done.bytes : 0, now, !l.ops.empty());
+  else if (done.status == 0)
+    remote_.on_complete(done.bytes, sharing, done.completed - done.submitted);
   TEMPO_PROBE_STAGE_COMPLETE(done.key, done.bytes, done.completed - done.submitted, done.status);
 
   ObjRec& o = oit->second;
@@ -328,12 +539,12 @@ void Provider::on_stage_complete(const StageCompletion& done) {
     ++counters_.stage_completed;
     counters_.staged_bytes += done.bytes;
     o.pinned = true;  // the stage took the device pin for us
-    set_cls(o, Cls::kResident);
+    set_cls(done.key, o, Cls::kResident);
     for (ClaimId id : waiters)
       if (--claims_.at(id).pending == 0) ready_now.push_back(id);
   } else {
     ++counters_.stage_failed;
-    set_cls(o, Cls::kAbsent);
+    set_cls(done.key, o, Cls::kAbsent);
     failed = waiters;
   }
   const uint64_t freed = drop_if_unreferenced(done.key, o);
@@ -346,12 +557,12 @@ void Provider::on_stage_complete(const StageCompletion& done) {
 
 void Provider::on_resident(ObjectKey key) {
   auto it = objects_.find(key);
-  if (it != objects_.end() && !it->second.staging) set_cls(it->second, Cls::kResident);
+  if (it != objects_.end() && !it->second.staging) set_cls(key, it->second, Cls::kResident);
 }
 
 void Provider::on_evicted(ObjectKey key) {
   auto it = objects_.find(key);
-  if (it != objects_.end() && !it->second.staging) set_cls(it->second, Cls::kAbsent);
+  if (it != objects_.end() && !it->second.staging) set_cls(key, it->second, Cls::kAbsent);
 }
 
 ProviderStats Provider::stats() const {
@@ -359,7 +570,10 @@ ProviderStats Provider::stats() const {
   s.budget_bytes = ledger_.budget();
   s.ledger_bytes = ledger_.bytes();
   s.reserved_bytes = reserved_bytes_;
-  s.outstanding_ops = ops_.size();
+  s.outstanding_ops = lanes_[0].ops.size() + lanes_[1].ops.size();
+  s.remote_outstanding_ops = lanes_[1].ops.size();
+  s.remote_rate_bps = remote_.rate_bps();
+  s.remote_latency_ns = remote_.latency_ns();
   s.effective_rate_bps = rate_.rate_bps();
   s.ledger_byte_seconds = ledger_.byte_seconds(clock_.now());
   return s;

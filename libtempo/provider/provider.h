@@ -6,6 +6,7 @@
 // Not thread-safe: the runtime serialises calls (the sim EventQueue, or the runtime loop).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,6 +17,7 @@
 #include "device/device.h"
 #include "provider/capacity_ledger.h"
 #include "provider/rate_estimator.h"
+#include "provider/staging_projection.h"
 
 namespace tempo {
 
@@ -69,6 +71,10 @@ struct ProviderStats {
   uint64_t capacity_deferrals = 0;
   double effective_rate_bps = 0;
   double ledger_byte_seconds = 0;
+  // The remote source (a cluster pool): its outstanding reads, learned rate and latency.
+  uint64_t remote_outstanding_ops = 0;
+  double remote_rate_bps = 0;
+  TimeNs remote_latency_ns = 0;
 };
 
 class Provider final : public DeviceObserver {
@@ -89,9 +95,31 @@ class Provider final : public DeviceObserver {
   int untrack(ClaimId id);
 
   // Time for the claim to become resident and protected if committed now (0 if it is).
+  // Each source (device.h: the local SSD, the cluster pool) is projected apart, with its
+  // own queue, slots and learned rate; a new read from the pool also waits the pool's
+  // learned latency. The claim's TTR is its latest source's. An uncommitted claim's state-aware TTR
+  // is kept per claim and recomputed only when the staging queue, the rate or the residency of one
+  // of its objects changed, or when time moved past the point where a slot would be free for its
+  // reads.
   std::optional<TimeNs> ttr(ClaimId id, TtrMode mode);
   // ttr(id, mode) >= threshold, decided from cheap bounds where they settle it.
   bool ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode);
+  // Layer-wise claims (engines load KV per layer group during prefill): the claim's
+  // objects, in manifest order, form `groups` consecutive groups (object j of n in group
+  // j * groups / n), group g needed `g * per_group_ns` after retrieval begins. Laxity is
+  // then taken against the claim's lead TTR, the latest of (group g's TTR - g *
+  // per_group_ns): the claim may commit later when its first groups will be ready in time
+  // though its last land during prefill. One group undoes it. -ENOENT unknown, -EBUSY
+  // committed, -EINVAL groups 0 or more than the claim's objects, per_group_ns < 0,
+  // -EOVERFLOW groups x per_group_ns beyond 2^62 ns.
+  int set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns);
+  // The TTR laxity is taken against: ttr(), or a layer-wise claim's lead TTR under the
+  // state-aware mode (TempoKV-Static ignores layers).
+  std::optional<TimeNs> lead_ttr(ClaimId id, TtrMode mode);
+  // The state-aware TTR recomputed from scratch, with nothing kept between calls: the queue
+  // advanced to now, the claim's reads appended, every operation placed by linear scans.
+  // What the tests hold ttr() to, to the nanosecond.
+  std::optional<TimeNs> reference_ttr(ClaimId id) const;
 
   // Rechecks validity and capacity, then protects resident objects and stages the rest.
   CommitResult commit(ClaimId id);
@@ -106,6 +134,7 @@ class Provider final : public DeviceObserver {
   const CapacityLedger& ledger() const { return ledger_; }
   ProviderStats stats() const;
   double effective_rate_bps() const { return rate_.rate_bps(); }
+  const LatencyRateEstimator& remote_estimator() const { return remote_; }
 
   // Invariant checks for tests: the ledger recomputed from per-object state, and the device
   // pins the provider believes it holds.
@@ -125,31 +154,90 @@ class Provider final : public DeviceObserver {
     bool staging = false;  // our stage operation is outstanding
     bool pinned = false;   // we hold the device pin: resident and protected
     Cls cls = Cls::kAbsent;
+    Source source = Source::kLocal;       // where a stage reads it (asked again when absent)
     std::unordered_set<ClaimId> planned;  // uncommitted claims that include it
     std::vector<ClaimId> waiters;         // committed claims waiting for its staging
+  };
+  // An uncommitted claim as one source's projection reads it: the reads a commit would
+  // issue there (manifest order, equal neighbours as runs), the objects covered by its
+  // outstanding staging, and the work (bytes from the source's anchor) by which the last
+  // of them lands, kept for projection epoch `epoch`.
+  struct Profile {
+    std::vector<ReadRun> reads;
+    uint64_t read_bytes = 0;
+    std::vector<ObjectKey> covered;
+    uint64_t work = 0;
+    uint64_t epoch = UINT64_MAX;
   };
   struct ClaimRec {
     std::vector<ObjectKey> objects;  // unique, manifest order
     uint64_t bytes = 0;
     bool committed = false;
-    uint32_t pending = 0;        // committed: objects not yet resident and protected
-    uint64_t absent_bytes = 0;   // uncommitted: bytes needing new reads
-    uint64_t covered_bytes = 0;  // uncommitted: bytes our outstanding staging will bring
+    uint32_t pending = 0;  // committed: objects not yet resident and protected
+    // Uncommitted, per source: bytes needing new reads, bytes our outstanding staging will
+    // bring.
+    std::array<uint64_t, kSources> absent{};
+    std::array<uint64_t, kSources> covered{};
+    std::array<Profile, kSources> sources;  // uncommitted: per source, stale together
+    bool profile_stale = true;
+    uint32_t groups = 1;  // layer groups (set_layers)
+    TimeNs per_group_ns = 0;
   };
   struct Op {
     ObjectKey key;
     uint64_t bytes;
-    double remaining;  // the projection's estimate
+    uint64_t remaining;  // at the lane's anchor
+    TimeNs submitted;
+  };
+  // Where the projection stands now: its tag, and the work done by then.
+  struct Now {
+    uint64_t tag = 0;
+    uint64_t done = 0;
+  };
+  // One source's outstanding staging and its projection.
+  struct Lane {
+    std::vector<Op> ops;  // issue order
+    std::unordered_map<ObjectKey, size_t> index;
+    TimeNs anchor = 0;  // ops[i].remaining are as of then
+    QueueProjection projection;
+    bool stale = true;
+    TimeNs now_at = -1;  // now is for this time and epoch
+    uint64_t now_epoch = UINT64_MAX;
+    Now now;
+    uint64_t epoch = UINT64_MAX;  // the provider's epoch when projection was built
+    // place()'s: single runs placed for `placed_epoch` and `placed_from`, by run.
+    std::unordered_map<uint64_t, std::pair<ReadRun, uint64_t>> placed;
+    uint64_t placed_epoch = UINT64_MAX;
+    uint64_t placed_from = 0;
   };
 
   Cls classify(ObjectKey key, const ObjRec& o) const;
-  void set_cls(ObjRec& o, Cls cls);
-  void sync_projection();
-  const std::vector<TimeNs>& baseline();
-  TimeNs exact_ttr(const ClaimRec& c);
+  // Moves the object to `cls` for every uncommitted claim that includes it; an object that
+  // becomes absent is asked its source again (a pool object kept locally reads locally).
+  void set_cls(ObjectKey key, ObjRec& o, Cls cls);
+  // Moves the object to `cls` from `source` for every uncommitted claim that includes it.
+  void move_object(ObjRec& o, Cls cls, Source source);
+  Lane& lane(Source s) { return lanes_[static_cast<size_t>(s)]; }
+  double rate_bps(Source s) const;
+  TimeNs latency_ns(Source s) const { return s == Source::kRemote ? remote_.latency_ns() : 0; }
+  uint32_t slots(Source s) const;
+  // The lane's projection from its anchor, rebuilt (a new epoch) after a change.
+  const QueueProjection& projection(Source s);
+  Now projection_now(Source s);
+  // Moves the lane's anchor to now: each operation keeps the bytes the model has it move.
+  void sync_projection(Source s);
+  void refresh_profile(ClaimRec& c);
+  // The uncommitted claim's state-aware TTR from one source, and from all.
+  TimeNs source_ttr(Source s, Profile& f);
+  TimeNs planned_ttr(ClaimRec& c);
+  // An uncommitted layer-wise claim's lead TTR: every source's queue as it stands now with
+  // the claim's reads after it, laid out afresh; each object's readiness in its group.
+  TimeNs layered_ttr(const ClaimRec& c);
+  // p.place_after(reads, from); a single run (claims of equal chunks) is placed once per
+  // projection epoch and `from`, then looked up.
+  uint64_t place(Lane& l, const std::vector<ReadRun>& reads, uint64_t from);
   uint64_t drop_if_unreferenced(ObjectKey key, ObjRec& o);
   void forget_if_unused(ObjectKey key);
-  uint32_t slots() const;
 
   Device& device_;
   const Clock& clock_;
@@ -157,17 +245,11 @@ class Provider final : public DeviceObserver {
   ProviderListener* listener_ = nullptr;
   CapacityLedger ledger_;
   RateEstimator rate_;
+  LatencyRateEstimator remote_;
   std::unordered_map<ObjectKey, ObjRec> objects_;
   std::unordered_map<ClaimId, ClaimRec> claims_;
-  std::vector<Op> ops_;  // outstanding staging, issue order
-  std::unordered_map<ObjectKey, size_t> op_index_;
-  double outstanding_remaining_ = 0;  // sum of ops_[i].remaining
-  TimeNs projected_at_ = 0;
-  uint64_t ops_version_ = 0;
-  std::vector<TimeNs> baseline_;  // completion of each op from projected_at_
-  uint64_t baseline_version_ = UINT64_MAX;
-  TimeNs baseline_at_ = -1;
-  double baseline_rate_ = 0;
+  std::array<Lane, kSources> lanes_;
+  uint64_t epoch_ = 0;  // bumped at each rebuild of a lane's projection
   uint64_t reserved_bytes_ = 0;
   ProviderStats counters_;
 };

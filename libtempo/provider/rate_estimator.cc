@@ -1,5 +1,7 @@
 #include "provider/rate_estimator.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace tempo {
@@ -50,6 +52,42 @@ void RateEstimator::on_complete(uint64_t bytes, TimeNs now, bool still_busy) {
 double RateEstimator::rate_bps() const {
   if (window_active_ <= 0) return calibration_;
   return window_bytes_ / ns_to_sec(window_active_);
+}
+
+LatencyRateEstimator::LatencyRateEstimator(double calibration_bps, TimeNs calibration_latency,
+                                           size_t window)
+    : window_(std::max<size_t>(window, 2)),
+      rate_bps_(calibration_bps),
+      latency_ns_(calibration_latency) {
+  if (!(calibration_bps > 0)) throw std::invalid_argument("latency estimator: rate <= 0");
+  if (calibration_latency < 0) throw std::invalid_argument("latency estimator: latency < 0");
+  for (double seconds : {0.01, 0.1})
+    samples_.push_back(Sample{calibration_bps * seconds, ns_to_sec(calibration_latency) + seconds});
+}
+
+void LatencyRateEstimator::on_complete(uint64_t bytes, uint32_t sharing, TimeNs duration) {
+  samples_.push_back(Sample{static_cast<double>(bytes) * std::max<uint32_t>(sharing, 1),
+                            ns_to_sec(std::max<TimeNs>(duration, 0))});
+  if (samples_.size() > window_) samples_.pop_front();
+  fit();
+}
+
+void LatencyRateEstimator::fit() {
+  const auto n = static_cast<double>(samples_.size());
+  double mx = 0, my = 0;
+  for (const Sample& s : samples_) {
+    mx += s.x / n;
+    my += s.y / n;
+  }
+  double sxx = 0, sxy = 0;
+  for (const Sample& s : samples_) {
+    sxx += (s.x - mx) * (s.x - mx);
+    sxy += (s.x - mx) * (s.y - my);
+  }
+  // Seconds per byte; kept where the window cannot tell latency from bytes.
+  const double slope = sxx > 1e-12 * mx * mx * n && sxy > 0 ? sxy / sxx : 1 / rate_bps_;
+  rate_bps_ = 1 / slope;
+  latency_ns_ = std::max<TimeNs>(0, std::llround((my - mx * slope) * 1e9));
 }
 
 }  // namespace tempo

@@ -2,66 +2,101 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <iterator>
+#include <utility>
 
 namespace tempo {
 
-namespace {
+TimeNs bytes_to_ns(uint64_t bytes, double rate_bps) {
+  return static_cast<TimeNs>(std::llround(static_cast<double>(bytes) / rate_bps * 1e9));
+}
 
-// Runs the model until every operation is done or `horizon` seconds pass. Records
-// completion times (seconds) when `done_at` is given.
-void run_model(std::span<double> rem, uint32_t slots, double rate, double horizon,
-               std::vector<double>* done_at) {
-  std::vector<size_t> active;
-  size_t next = 0;
-  double t = 0;
-  auto admit = [&] {
-    while (active.size() < slots && next < rem.size()) {
-      if (rem[next] <= 0) {
-        if (done_at) (*done_at)[next] = t;
-      } else {
-        active.push_back(next);
-      }
-      ++next;
+uint64_t bytes_in(TimeNs dt, double rate_bps) {
+  if (dt <= 0) return 0;
+  const double b = std::floor(rate_bps * ns_to_sec(dt));
+  return b >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(b);
+}
+
+void QueueProjection::build(std::span<const uint64_t> remaining, uint32_t slots) {
+  slots = std::max<uint32_t>(slots, 1);
+  remaining_.assign(remaining.begin(), remaining.end());
+  start_.resize(remaining.size());
+  free_.assign(slots, 0);  // a min-heap while placing
+  total_ = 0;
+  last_ = 0;
+  std::vector<std::pair<uint64_t, int>> edges;  // (tag, +1 admitted / -1 ended)
+  edges.reserve(2 * remaining.size());
+  const auto later = std::greater<uint64_t>();
+  for (size_t i = 0; i < remaining.size(); ++i) {
+    std::pop_heap(free_.begin(), free_.end(), later);
+    start_[i] = free_.back();
+    free_.back() = start_[i] + remaining[i];
+    std::push_heap(free_.begin(), free_.end(), later);
+    total_ += remaining[i];
+    last_ = std::max(last_, start_[i] + remaining[i]);
+    if (remaining[i] == 0) continue;
+    edges.emplace_back(start_[i], 1);
+    edges.emplace_back(start_[i] + remaining[i], -1);
+  }
+  std::sort(free_.begin(), free_.end());
+  std::sort(edges.begin(), edges.end());
+  knots_.clear();
+  work_.clear();
+  slope_.clear();
+  uint64_t work = 0;
+  int64_t slope = 0;
+  for (const auto& [tag, delta] : edges) {
+    if (knots_.empty() || knots_.back() != tag) {
+      if (!knots_.empty()) work += static_cast<uint64_t>(slope) * (tag - knots_.back());
+      knots_.push_back(tag);
+      work_.push_back(work);
+      slope_.push_back(0);
     }
-  };
-  admit();
-  while (!active.empty() && t < horizon) {
-    const double share = rate / static_cast<double>(active.size());
-    double least = rem[active.front()];
-    for (size_t i : active) least = std::min(least, rem[i]);
-    const bool cut = least / share > horizon - t;
-    const double dt = cut ? horizon - t : least / share;
-    t += dt;
-    for (size_t i : active) {
-      // Without a cut, the operations holding the least remaining bytes finish now.
-      const bool finishes = !cut && rem[i] <= least * (1 + 1e-12);
-      rem[i] = finishes ? 0 : std::max(0.0, rem[i] - share * dt);
-    }
-    std::erase_if(active, [&](size_t i) {
-      if (rem[i] > 0) return false;
-      if (done_at) (*done_at)[i] = t;
-      return true;
-    });
-    admit();
+    slope += delta;
+    slope_.back() = static_cast<uint32_t>(slope);
   }
 }
 
-}  // namespace
-
-std::vector<TimeNs> project_completions(std::span<const double> remaining, uint32_t slots,
-                                        double rate_bps) {
-  std::vector<double> rem(remaining.begin(), remaining.end());
-  std::vector<double> done_at(rem.size(), 0);
-  run_model(rem, std::max<uint32_t>(slots, 1), rate_bps, INFINITY, &done_at);
-  std::vector<TimeNs> out(done_at.size());
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<TimeNs>(std::llround(done_at[i] * 1e9));
-  return out;
+uint64_t QueueProjection::work_at(uint64_t v) const {
+  auto it = std::upper_bound(knots_.begin(), knots_.end(), v);
+  if (it == knots_.begin()) return 0;
+  const size_t j = static_cast<size_t>(it - knots_.begin()) - 1;
+  return work_[j] + uint64_t{slope_[j]} * (v - knots_[j]);
 }
 
-void advance_projection(std::span<double> remaining, uint32_t slots, double rate_bps, TimeNs dt) {
-  if (dt <= 0) return;
-  run_model(remaining, std::max<uint32_t>(slots, 1), rate_bps, ns_to_sec(dt), nullptr);
+uint64_t QueueProjection::tag_for_work(uint64_t work) const {
+  if (work >= total_) return last_;
+  // The last knot at or below `work`; some operation is in service from it (work < total).
+  auto it = std::upper_bound(work_.begin(), work_.end(), work);
+  const size_t j = static_cast<size_t>(it - work_.begin()) - 1;
+  return knots_[j] + (work - work_[j]) / slope_[j];
+}
+
+uint64_t QueueProjection::place_after(std::span<const ReadRun> reads, uint64_t from) const {
+  slots_.assign(free_.begin(), free_.end());
+  for (uint64_t& f : slots_) f = std::max(f, from);
+  uint64_t end = from;
+  for (const ReadRun& run : reads) {
+    // Each read takes the slot that frees first; within a run of equal reads the tags at
+    // which they free their slots come in ascending order, so two sorted queues (the
+    // slots as they were, the slots the run freed) replace a heap.
+    freed_.clear();
+    size_t a = 0, b = 0;
+    for (uint64_t n = 0; n < run.count; ++n) {
+      const bool from_freed = b < freed_.size() && (a == slots_.size() || freed_[b] < slots_[a]);
+      const uint64_t at = from_freed ? freed_[b++] : slots_[a++];
+      freed_.push_back(at + run.bytes);
+    }
+    if (freed_.empty()) continue;
+    end = std::max(end, freed_.back());
+    merged_.clear();
+    std::merge(slots_.begin() + static_cast<std::ptrdiff_t>(a), slots_.end(),
+               freed_.begin() + static_cast<std::ptrdiff_t>(b), freed_.end(),
+               std::back_inserter(merged_));
+    slots_.swap(merged_);
+  }
+  return end;
 }
 
 }  // namespace tempo

@@ -12,13 +12,14 @@ struct SimStackConfig {
   SimDeviceConfig device;
   ProviderConfig provider;
   ControllerConfig controller;
+  std::optional<SimRemote> remote;  // a cluster pool beside the SSD tier
 };
 
 class SimStack {
  public:
   // Throws std::invalid_argument on an invalid configuration.
   explicit SimStack(const SimStackConfig& config)
-      : device(driver, config.device),
+      : device(driver, config.device, config.remote),
         stack(driver, driver.clock(), device, StackConfig{config.provider, config.controller}) {}
 
   VirtualDriver driver;

@@ -235,6 +235,10 @@ std::vector<std::span<std::byte>> UringDevice::object_spans_locked(const Entry& 
   return spans;
 }
 
+Source UringDevice::stage_source(ObjectKey key) const {
+  return cluster_ && !store_.lookup(key) ? Source::kRemote : Source::kLocal;
+}
+
 int UringDevice::stage(ObjectKey key) {
   if (cluster_ && !store_.lookup(key)) return stage_from_pool(key);
   std::lock_guard lock(mu_);

@@ -79,6 +79,9 @@ class UringDevice final : public Device {
   DeviceStats stats() const override;
   void set_observer(DeviceObserver* observer) override;
   int64_t object_size(ObjectKey key) const override;
+  // kRemote for an object the local store does not hold (staged from the cluster tier);
+  // the provider learns the pool's rate and latency from those stages' completions.
+  Source stage_source(ObjectKey key) const override;
   Residency residency(ObjectKey key) const override;
   uint32_t pin_count(ObjectKey key) const override;
   // Also -ENOSPC when the fast tier cannot hold the object even after evicting every

@@ -1,6 +1,7 @@
 // Control-plane cost at scale: 10,000 outstanding claims of 32 objects each. Targets: a
-// full re-evaluation pass well under 1 ms (the tick is 50 ms), and report/revise and one
-// TTR projection in microseconds.
+// full re-evaluation pass well under 1 ms (the tick is 50 ms), the worst-case pass (every
+// claim decided by its exact TTR) under 2 ms, and report/revise and one TTR projection in
+// microseconds.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -14,37 +15,58 @@ constexpr int kClaims = 10'000;
 constexpr int kObjectsPerClaim = 32;
 constexpr uint64_t kObjectBytes = 32ull << 20;  // a 256-token chunk of Llama-3.1-8B KV
 
+std::unique_ptr<SimStack> tempo_stack() {
+  SimStackConfig c;
+  c.device.capacity_bytes = 1ull << 50;
+  c.provider.budget_bytes = 1ull << 49;
+  c.controller.policy = *parse_policy("tempo");
+  return std::make_unique<SimStack>(c);
+}
+
+// kClaims manifests sharing prefixes: every 8th claim starts a new document, the others
+// reuse its first half. Their objects are added to the device, keys from *next on.
+std::vector<Manifest> shared_prefix_claims(SimDevice& device, ObjectKey* next) {
+  std::vector<Manifest> manifests;
+  for (int i = 0; i < kClaims; ++i) {
+    Manifest m;
+    const ObjectKey base = (i % 8 == 0) ? *next : manifests.back().front().key;
+    for (int j = 0; j < kObjectsPerClaim; ++j) {
+      const ObjectKey k = (j < kObjectsPerClaim / 2 && i % 8 != 0) ? base + j : (*next)++;
+      if (device.object_size(k) < 0) device.add_object(k, kObjectBytes);
+      m.push_back({k, kObjectBytes});
+    }
+    manifests.push_back(m);
+  }
+  return manifests;
+}
+
+// A claim of 64 objects (the first of `first_bytes`, the others kObjectBytes) that commits
+// at once (laxity < 0): 64 staging operations outstanding.
+void commit_backlog(SimStack& rt, ObjectKey* next, uint64_t first_bytes) {
+  Manifest backlog;
+  for (int j = 0; j < 64; ++j) {
+    const uint64_t bytes = j == 0 ? first_bytes : kObjectBytes;
+    rt.device.add_object(*next, bytes);
+    backlog.push_back({(*next)++, bytes});
+  }
+  ClaimId id = 0;
+  rt.stack.controller().report(backlog, 0, &id);
+}
+
+void count_state(benchmark::State& state, SimStack& rt) {
+  state.counters["planned"] = static_cast<double>(rt.stack.controller().stats().planned);
+  state.counters["outstanding_ops"] =
+      static_cast<double>(rt.stack.provider().stats().outstanding_ops);
+}
+
 // A stack with kClaims PLANNED claims (TTUs 10 s to 10,000 s out, so none is eligible under
 // `tempo`), a committed backlog of 64 staging operations, and the runtime's order set.
 struct Fixture {
-  Fixture() {
-    SimStackConfig c;
-    c.device.capacity_bytes = 1ull << 50;
-    c.provider.budget_bytes = 1ull << 49;
-    c.controller.policy = *parse_policy("tempo");
-    rt = std::make_unique<SimStack>(c);
+  Fixture() : rt(tempo_stack()) {
     std::mt19937_64 rng(7);
-    // Claims share prefixes: every 8th claim starts a new document, the others reuse its
-    // first half.
     ObjectKey next = 1;
-    for (int i = 0; i < kClaims; ++i) {
-      Manifest m;
-      const ObjectKey base = (i % 8 == 0) ? next : manifests.back().front().key;
-      for (int j = 0; j < kObjectsPerClaim; ++j) {
-        const ObjectKey k = (j < kObjectsPerClaim / 2 && i % 8 != 0) ? base + j : next++;
-        if (rt->device.object_size(k) < 0) rt->device.add_object(k, kObjectBytes);
-        m.push_back({k, kObjectBytes});
-      }
-      manifests.push_back(m);
-    }
-    Manifest backlog;
-    for (int j = 0; j < 64; ++j) {
-      rt->device.add_object(next, kObjectBytes);
-      backlog.push_back({next++, kObjectBytes});
-    }
-    ClaimId b = 0;
-    rt->stack.controller().report(backlog, 0,
-                                  &b);  // laxity < 0: commits, 64 operations outstanding
+    manifests = shared_prefix_claims(rt->device, &next);
+    commit_backlog(*rt, &next, kObjectBytes);
     for (int i = 0; i < kClaims; ++i) {
       ClaimId id = 0;
       rt->stack.controller().report(manifests[i],
@@ -105,6 +127,55 @@ void BM_ClaimReportAndCancel(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ClaimReportAndCancel)->Unit(benchmark::kMicrosecond);
+
+// The worst case for the pass: every claim's TTU lies between the bounds of its
+// projection (the work-conservation bounds settle none of them) and above its TTR, so
+// no claim commits and each is decided by its exact TTR. The backlog is 64 operations:
+// one of 4 GiB (it holds a slot throughout, so claims finish before the queue drains)
+// and 63 of 32 MiB; 8 slots. A TTU is its claim's TTR plus 1 ms.
+struct WorstCase {
+  WorstCase() : rt(tempo_stack()) {
+    Controller& ctl = rt->stack.controller();
+    ObjectKey next = 1;
+    commit_backlog(*rt, &next, 4ull << 30);
+    for (const Manifest& m : shared_prefix_claims(rt->device, &next)) {
+      ClaimId id = 0;
+      ctl.report(m, 10'000 * kNsPerSec, &id);
+      ctl.revise(id, *rt->stack.provider().ttr(id, TtrMode::kStateAware) + kNsPerMs);
+      ids.push_back(id);
+    }
+    ctl.update_order(ids);
+    small = next;
+  }
+  // A 4 KiB claim that commits at once: the queue changes, so every claim's TTR moves.
+  void commit_small() {
+    rt->device.add_object(small, 4096);
+    ClaimId id = 0;
+    rt->stack.controller().report({{small++, 4096}}, -kNsPerSec, &id);
+  }
+  std::unique_ptr<SimStack> rt;
+  std::vector<ClaimId> ids;
+  ObjectKey small = 0;
+};
+
+WorstCase& worst_case() {
+  static WorstCase w;
+  return w;
+}
+
+void BM_WorstCasePass(benchmark::State& state) {
+  WorstCase& w = worst_case();
+  for (auto _ : state) w.rt->stack.controller().evaluate();
+  count_state(state, *w.rt);
+}
+BENCHMARK(BM_WorstCasePass)->Unit(benchmark::kMicrosecond);
+
+void BM_WorstCasePassAfterCommit(benchmark::State& state) {
+  WorstCase& w = worst_case();
+  for (auto _ : state) w.commit_small();
+  count_state(state, *w.rt);
+}
+BENCHMARK(BM_WorstCasePassAfterCommit)->Unit(benchmark::kMicrosecond)->Iterations(100);
 
 }  // namespace
 }  // namespace tempo

@@ -50,13 +50,18 @@ class RandomRun {
                                "lru"};
     c.provider = ProviderConfig{2000 + pick(2500), 2500.0, 2500.0, kNsPerSec, 0};
     c.controller = ControllerConfig{*parse_policy(kPolicies[pick(6)]), 50 * kNsPerMs};
+    // Half the runs have a cluster pool beside the SSD, holding every third object, whose
+    // behaviour differs from what it reports (the provider learns it).
+    const bool pool = pick(2) == 0;
+    if (pool) c.remote = SimRemote{random_pool(), random_pool()};
     rt_ = std::make_unique<SimStack>(c);
     if (pick(2)) {  // share groups 1 and 2 (claims of group 0 or 3 have none)
       ctl().set_share(1, 1 + static_cast<uint32_t>(pick(3)));
       ctl().set_share(2, 1 + static_cast<uint32_t>(pick(3)));
     }
     for (ObjectKey k = 1; k <= kObjects; ++k) sizes_[k] = 50 + pick(400);
-    for (auto [k, b] : sizes_) rt_->device.add_object(k, b);
+    for (auto [k, b] : sizes_)
+      rt_->device.add_object(k, b, pool && k % 3 == 0 ? Source::kRemote : Source::kLocal);
   }
 
   void step() {
@@ -122,6 +127,12 @@ class RandomRun {
   }
 
   ControllerStats stats() const { return rt_->stack.controller().stats(); }
+
+ private:
+  RemoteInfo random_pool() {
+    return RemoteInfo{1 + static_cast<uint32_t>(pick(4)), 1000.0 + static_cast<double>(pick(3000)),
+                      static_cast<TimeNs>(pick(20)) * kNsPerMs};
+  }
 
  private:
   uint64_t pick(uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng_); }
@@ -193,6 +204,7 @@ class RandomRun {
       if (c->state == ClaimState::kStageReady || c->state == ClaimState::kTransferring) {
         ASSERT_TRUE(rt_->stack.provider().ready(id));
       }
+      if (c->state == ClaimState::kPlanned) check_ttr(*c);
     }
     ASSERT_EQ(ctl().stats().live, live);
     // Each share group's live claims and protected bytes, recounted from its claims.
@@ -219,6 +231,25 @@ class RandomRun {
     ASSERT_LE(ctl().held_claims(), live + ctl().config().retain_claims);
   }
 
+  // The kept TTR against the reference recomputation, and the commit decision the pass
+  // takes from it (laxity <= 0) at the claim's TTU and around the TTR itself.
+  void check_ttr(const Claim& c) {
+    Provider& p = rt_->stack.provider();
+    const std::optional<TimeNs> ref = p.reference_ttr(c.id);
+    ASSERT_TRUE(ref.has_value());
+    ASSERT_EQ(p.ttr(c.id, TtrMode::kStateAware), ref) << "claim " << c.id;
+    const TimeNs ttu = c.ttu - (rt_->driver.now() - c.ttu_at);
+    for (TimeNs threshold : {ttu, *ref - 1, *ref, *ref + 1})
+      ASSERT_EQ(p.ttr_at_least(c.id, threshold, TtrMode::kStateAware), *ref >= threshold)
+          << "claim " << c.id << " threshold " << threshold;
+    ++ttr_checks_;
+  }
+
+ public:
+  uint64_t ttr_checks() const { return ttr_checks_; }
+
+ private:
+  uint64_t ttr_checks_ = 0;
   std::mt19937_64 rng_;
   std::unique_ptr<SimStack> rt_;
   std::map<ObjectKey, uint64_t> sizes_;
@@ -229,6 +260,7 @@ class RandomRun {
 
 TEST(ControllerRandom, InvariantsHoldAfterEveryOperation) {
   ControllerStats total;
+  uint64_t ttr_checks = 0;
   for (uint64_t seed = 1; seed <= 2000; ++seed) {
     RandomRun run(seed);
     for (int i = 0; i < 150; ++i) {
@@ -244,7 +276,9 @@ TEST(ControllerRandom, InvariantsHoldAfterEveryOperation) {
     total.failovers += s.failovers;
     total.cancelled += s.cancelled;
     total.released += s.released;
+    ttr_checks += run.ttr_checks();
   }
+  EXPECT_GT(ttr_checks, 100000u);
   // The sequences reach every outcome the invariants are meant to hold through.
   EXPECT_GT(total.committed, 10000u);
   EXPECT_GT(total.capacity_deferrals, 1000u);

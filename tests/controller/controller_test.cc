@@ -304,5 +304,55 @@ TEST_F(ControllerTest, EndedClaimsStopAgeingTheirTtu) {
   EXPECT_FALSE(v.ttr);
 }
 
+TEST(ControllerSources, ARemoteClaimCommitsEarlierThanAnEqualLocalOne) {
+  SimStackConfig c = small("tempo");
+  // The pool: 8 slots, 400 B/s, 50 ms per request.
+  c.remote = SimRemote{{8, 400.0, 50 * kNsPerMs}, {8, 400.0, 50 * kNsPerMs}};
+  SimStack rt(c);
+  Manifest local, remote;
+  for (ObjectKey k = 1; k <= 5; ++k) {
+    rt.device.add_object(k, 100);
+    rt.device.add_object(100 + k, 100, Source::kRemote);
+    local.push_back({k, 100});
+    remote.push_back({100 + k, 100});
+  }
+  Controller& ctl = rt.stack.controller();
+  ClaimId l = 0, r = 0;
+  ASSERT_EQ(ctl.report(local, 5 * kNsPerSec, &l), 0);
+  ASSERT_EQ(ctl.report(remote, 5 * kNsPerSec, &r), 0);
+  // Same bytes, same TTU. SSD: 500 B at 1000 B/s, TTR 0.5 s. Pool: 50 ms, then 500 B at
+  // 400 B/s: TTR 1.3 s, so its laxity reaches zero 0.8 s sooner.
+  EXPECT_EQ(*ctl.laxity(l), 4500 * kNsPerMs);
+  EXPECT_EQ(*ctl.laxity(r), 3700 * kNsPerMs);
+  rt.driver.run_all();
+  EXPECT_EQ(ctl.claim(r)->timing.committed, 3700 * kNsPerMs);
+  EXPECT_EQ(ctl.claim(l)->timing.committed, 4500 * kNsPerMs);
+  // Both are ready by their TTU.
+  EXPECT_EQ(ctl.claim(r)->timing.ready, 5 * kNsPerSec);
+  EXPECT_EQ(ctl.claim(l)->timing.ready, 5 * kNsPerSec);
+}
+
+TEST_F(ControllerTest, ALayerWiseClaimCommitsLaterAndItsGroupsStillLandInTime) {
+  make("tempo");
+  // Eight 100 B objects, two slots sharing 1000 B/s: pairs land at 0.2, 0.4, 0.6, 0.8 s.
+  const ClaimId a = report(objs(1, 8), 2 * kNsPerSec);
+  EXPECT_EQ(*ctl().laxity(a), 1200 * kNsPerMs);
+  // Four groups of two, needed 200 ms apart: lead max(0.2, 0.4 - 0.2, 0.6 - 0.4,
+  // 0.8 - 0.6) = 0.2 s.
+  ASSERT_EQ(ctl().set_layers(a, 4, 200 * kNsPerMs), 0);
+  EXPECT_EQ(*ctl().laxity(a), 1800 * kNsPerMs);
+  rt->driver.events().run_all();
+  EXPECT_EQ(ctl().claim(a)->timing.committed, 1800 * kNsPerMs);
+  // Its first group lands at its TTU (2.0 s), the last (2.6 s) when prefill needs it.
+  EXPECT_EQ(ctl().claim(a)->timing.ready, 2600 * kNsPerMs);
+  EXPECT_EQ(ctl().set_layers(a, 2, 0), 0);  // committed: ignored
+  EXPECT_EQ(ctl().set_layers(999, 2, 0), -ENOENT);
+  const ClaimId b = report(objs(20, 2), 10 * kNsPerSec);
+  EXPECT_EQ(ctl().set_layers(b, 3, 0), -EINVAL);
+  EXPECT_EQ(ctl().set_layers(b, 2, TimeNs{1} << 62), -EOVERFLOW);
+  ASSERT_EQ(ctl().cancel(b), 0);
+  EXPECT_EQ(ctl().set_layers(b, 2, 0), -EINVAL);  // ended
+}
+
 }  // namespace
 }  // namespace tempo

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <stdexcept>
 #include <vector>
 
 #include "core/event_queue.h"
@@ -171,6 +172,41 @@ TEST_F(SimDeviceTest, InvalidConfigurationThrows) {
   c = cfg();
   c.eviction = "nope";
   EXPECT_THROW(SimDevice(events, c), std::invalid_argument);
+}
+
+TEST_F(SimDeviceTest, TheRemoteSourceHasItsOwnSlotsLatencyAndRate) {
+  // The pool: 2 slots, 400 B/s, 50 ms before a request's bytes flow.
+  dev = std::make_unique<SimDevice>(events, cfg(),
+                                    SimRemote{{2, 400.0, 50 * kNsPerMs}, {2, 400.0, 0}});
+  dev->set_observer(&rec);
+  ASSERT_EQ(dev->add_object(1, 500), 0);
+  ASSERT_EQ(dev->add_object(11, 200, Source::kRemote), 0);
+  ASSERT_EQ(dev->add_object(12, 200, Source::kRemote), 0);
+  EXPECT_EQ(dev->stage_source(1), Source::kLocal);
+  EXPECT_EQ(dev->stage_source(11), Source::kRemote);
+  EXPECT_EQ(dev->remote_info().latency_ns, 0);  // what it reports, not what it does
+  ASSERT_EQ(dev->stage(1), 0);
+  ASSERT_EQ(dev->stage(11), 0);
+  ASSERT_EQ(dev->stage(12), 0);
+  events.run_all();
+  ASSERT_EQ(rec.done.size(), 3u);
+  // The SSD read has the local 1000 B/s alone: 0.5 s. The pool reads wait 50 ms, then
+  // share 400 B/s: 200 B each at 200 B/s, 1 s.
+  EXPECT_EQ(rec.done[0].key, 1u);
+  EXPECT_EQ(rec.done[0].completed, 500 * kNsPerMs);
+  EXPECT_EQ(rec.done[1].completed, 1050 * kNsPerMs);
+  EXPECT_EQ(rec.done[2].completed, 1050 * kNsPerMs);
+}
+
+TEST_F(SimDeviceTest, RemoteObjectsNeedARemoteSource) {
+  make(cfg());
+  EXPECT_EQ(dev->add_object(11, 200, Source::kRemote), -EINVAL);
+  EXPECT_THROW(SimDevice(events, cfg(), SimRemote{{0, 400.0, 0}, {1, 400.0, 0}}),
+               std::invalid_argument);
+  EXPECT_THROW(SimDevice(events, cfg(), SimRemote{{1, 400.0, 0}, {1, 0.0, 0}}),
+               std::invalid_argument);
+  EXPECT_THROW(SimDevice(events, cfg(), SimRemote{{1, 400.0, -1}, {1, 400.0, 0}}),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -197,5 +197,135 @@ TEST_F(ProviderTest, BudgetMustBeBelowCapacity) {
                std::invalid_argument);
 }
 
+// The same device with a cluster pool beside the SSD: 4 slots, 400 B/s, 50 ms per request,
+// reported as it is. Objects 11-14: 200 B in the pool.
+class MixedSourceTest : public ::testing::Test {
+ protected:
+  MixedSourceTest()
+      : dev(events, SimDeviceConfig{10'000, 1000.0, 2, 0, 200.0, "lru"},
+            SimRemote{{4, 400.0, 50 * kNsPerMs}, {4, 400.0, 50 * kNsPerMs}}),
+        prov(dev, clock, ProviderConfig{5000, 1000.0, 500.0, 2 * kNsPerSec, 0}) {
+    prov.set_listener(&ev);
+    for (ObjectKey k = 1; k <= 4; ++k) dev.add_object(k, 500);
+    for (ObjectKey k = 11; k <= 14; ++k) dev.add_object(k, 200, Source::kRemote);
+  }
+  Manifest objs(std::initializer_list<ObjectKey> keys) {
+    Manifest m;
+    for (ObjectKey k : keys) m.push_back({k, static_cast<uint64_t>(dev.object_size(k))});
+    return m;
+  }
+  VirtualClock clock;
+  EventQueue events{clock};
+  SimDevice dev;
+  Provider prov;
+  Events ev;
+};
+
+TEST_F(MixedSourceTest, AMixedClaimIsReadyWhenItsSlowestSourceIs) {
+  ASSERT_EQ(prov.track(1, objs({1, 11, 2, 12})), 0);
+  // SSD: objects 1 and 2, 500 B each, share 1000 B/s in two slots: both land at 1 s.
+  // Pool: 11 and 12 wait 50 ms, then 200 B each share 400 B/s: 1.05 s. The claim: 1.05 s.
+  EXPECT_EQ(prov.ttr(1, TtrMode::kStateAware), 1050 * kNsPerMs);
+  EXPECT_EQ(prov.reference_ttr(1), 1050 * kNsPerMs);
+  ASSERT_EQ(prov.track(2, objs({1, 2})), 0);
+  EXPECT_EQ(prov.ttr(2, TtrMode::kStateAware), kNsPerSec);
+  ASSERT_EQ(prov.track(3, objs({11, 12, 13})), 0);
+  // Three pool reads in four slots share 400 B/s: 600 B by 1.5 s, after 50 ms.
+  EXPECT_EQ(prov.ttr(3, TtrMode::kStateAware), 1550 * kNsPerMs);
+  EXPECT_TRUE(prov.ttr_at_least(3, 1550 * kNsPerMs, TtrMode::kStateAware));
+  EXPECT_FALSE(prov.ttr_at_least(3, 1551 * kNsPerMs, TtrMode::kStateAware));
+  // The SSD queue does not delay the pool: a local backlog leaves claim 3 where it was.
+  ASSERT_EQ(prov.track(4, objs({3, 4})), 0);
+  ASSERT_EQ(prov.commit(4).status, 0);
+  EXPECT_EQ(prov.ttr(1, TtrMode::kStateAware), 2 * kNsPerSec);  // its SSD reads now wait
+  EXPECT_EQ(prov.ttr(3, TtrMode::kStateAware), 1550 * kNsPerMs);
+  // Committed, the mixed claim lands when the projection said (the backlog is done first).
+  events.run_all();
+  ev.ready.clear();
+  ASSERT_EQ(prov.ttr(1, TtrMode::kStateAware), 1050 * kNsPerMs);
+  const TimeNs at = clock.now();
+  ASSERT_EQ(prov.commit(1).status, 0);
+  events.run_all();
+  EXPECT_EQ(ev.ready, (std::vector<ClaimId>{1}));
+  EXPECT_EQ(clock.now() - at, 1050 * kNsPerMs);
+  EXPECT_EQ(prov.stats().remote_outstanding_ops, 0u);
+}
+
+TEST_F(MixedSourceTest, CoveredPoolReadsKeepTheirProgressWithoutANewLatency) {
+  ASSERT_EQ(prov.track(1, objs({11})), 0);
+  ASSERT_EQ(prov.commit(1).status, 0);
+  ASSERT_EQ(prov.track(2, objs({11})), 0);
+  // Covered by the read in flight: 200 B at 400 B/s, no new request.
+  EXPECT_EQ(prov.ttr(2, TtrMode::kStateAware), 500 * kNsPerMs);
+  events.run_until(300 * kNsPerMs);
+  EXPECT_EQ(prov.ttr(2, TtrMode::kStateAware), 200 * kNsPerMs);
+  EXPECT_EQ(prov.reference_ttr(2), 200 * kNsPerMs);
+}
+
+TEST(MixedSource, ThePoolsRateAndLatencyAreLearnedFromItsOwnCompletions) {
+  VirtualClock clock;
+  EventQueue events{clock};
+  // The pool does 400 B/s after 50 ms; it reports 200 B/s after 10 ms.
+  SimDevice dev(events, SimDeviceConfig{100'000, 1000.0, 2, 0, 200.0, "lru"},
+                SimRemote{{4, 400.0, 50 * kNsPerMs}, {4, 200.0, 10 * kNsPerMs}});
+  Provider prov(dev, clock, ProviderConfig{50'000, 1000.0, 500.0, 2 * kNsPerSec, 0});
+  Events ev;
+  prov.set_listener(&ev);
+  EXPECT_DOUBLE_EQ(prov.remote_estimator().rate_bps(), 200);
+  EXPECT_EQ(prov.remote_estimator().latency_ns(), 10 * kNsPerMs);
+  for (ObjectKey k = 1; k <= 40; ++k) {
+    const uint64_t bytes = k % 2 ? 200 : 800;
+    dev.add_object(k, bytes, Source::kRemote);
+    ASSERT_EQ(prov.track(k, Manifest{{k, bytes}}), 0);
+    ASSERT_EQ(prov.commit(k).status, 0);
+    events.run_all();  // one at a time
+  }
+  EXPECT_NEAR(prov.remote_estimator().rate_bps(), 400, 0.5);
+  EXPECT_NEAR(static_cast<double>(prov.remote_estimator().latency_ns()), 50e6, 0.05e6);
+  EXPECT_DOUBLE_EQ(prov.stats().remote_rate_bps, prov.remote_estimator().rate_bps());
+  // The SSD's rate learned nothing from the pool.
+  EXPECT_DOUBLE_EQ(prov.effective_rate_bps(), 1000);
+}
+
+TEST_F(ProviderTest, ALayerWiseClaimLeadsWithTheGroupThatIsLatestForItsNeed) {
+  prov.track(1, objs({1, 2, 3, 4}));
+  // Two slots at 1000 B/s: objects 1 and 2 land at 1 s, 3 and 4 at 2 s.
+  EXPECT_EQ(prov.ttr(1, TtrMode::kStateAware), 2 * kNsPerSec);
+  // Four groups (one object each) needed 400 ms apart: max(1 - 0, 1 - 0.4, 2 - 0.8,
+  // 2 - 1.2) = 1.2 s.
+  ASSERT_EQ(prov.set_layers(1, 4, 400 * kNsPerMs), 0);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), 1200 * kNsPerMs);
+  EXPECT_EQ(prov.ttr(1, TtrMode::kStateAware), 2 * kNsPerSec);  // readiness is unchanged
+  EXPECT_TRUE(prov.ttr_at_least(1, 1200 * kNsPerMs, TtrMode::kStateAware));
+  EXPECT_FALSE(prov.ttr_at_least(1, 1201 * kNsPerMs, TtrMode::kStateAware));
+  // Two groups (1, 2 | 3, 4) 1.5 s apart: max(1, 2 - 1.5) = 1 s.
+  ASSERT_EQ(prov.set_layers(1, 2, 1500 * kNsPerMs), 0);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), kNsPerSec);
+  // One group: the claim's TTR; the static policy ignores layers.
+  ASSERT_EQ(prov.set_layers(1, 1, kNsPerSec), 0);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), 2 * kNsPerSec);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStatic), prov.ttr(1, TtrMode::kStatic));
+  // After time passes with a backlog committed, the groups move with the queue.
+  prov.track(2, objs({5, 6}));
+  ASSERT_EQ(prov.commit(2).status, 0);  // 5 and 6 land at 1 s
+  ASSERT_EQ(prov.set_layers(1, 4, 400 * kNsPerMs), 0);
+  events.run_until(500 * kNsPerMs);
+  // From 0.5 s: 5, 6 end at 1 s; 1, 2 at 2 s; 3, 4 at 3 s (from now: 0.5, 1.5, 2.5):
+  // max(1.5, 1.5 - 0.4, 2.5 - 0.8, 2.5 - 1.2) = 1.7 s.
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), 1700 * kNsPerMs);
+}
+
+TEST_F(ProviderTest, LayerGroupsAreChecked) {
+  prov.track(1, objs({1, 2}));
+  EXPECT_EQ(prov.set_layers(9, 2, 0), -ENOENT);
+  EXPECT_EQ(prov.set_layers(1, 0, 0), -EINVAL);
+  EXPECT_EQ(prov.set_layers(1, 3, 0), -EINVAL);  // more groups than objects
+  EXPECT_EQ(prov.set_layers(1, 2, -1), -EINVAL);
+  EXPECT_EQ(prov.set_layers(1, 2, TimeNs{1} << 62), -EOVERFLOW);
+  EXPECT_EQ(prov.lead_ttr(1, TtrMode::kStateAware), kNsPerSec);  // unchanged
+  ASSERT_EQ(prov.commit(1).status, 0);
+  EXPECT_EQ(prov.set_layers(1, 2, 0), -EBUSY);
+}
+
 }  // namespace
 }  // namespace tempo
