@@ -58,11 +58,18 @@ cp "$kroot/lib/modules/$kver/"modules.{builtin,builtin.modinfo,order} \
 depmod -b "$root" "$kver"
 
 # Copies the shared libraries a program or library needs (with the loader) into the guest.
+# System libraries keep their paths; the project's own (found through the build tree's
+# RUNPATH, which may lie under /tmp, a tmpfs in the guest) go to /usr/lib, a directory the
+# loader always searches.
 add_libs() {
-  local lib
+  local lib dest
   for lib in $(ldd "$1" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
-    mkdir -p "$root$(dirname "$lib")"
-    cp -L "$lib" "$root$lib"
+    case "$lib" in
+      /lib/* | /lib64/* | /usr/lib/*) dest=$lib ;;
+      *) dest=/usr/lib/$(basename "$lib") ;;
+    esac
+    mkdir -p "$root$(dirname "$dest")"
+    cp -L "$lib" "$root$dest"
   done
 }
 # Copies a program (without its debug information) and the shared libraries it needs into
