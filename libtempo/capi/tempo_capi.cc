@@ -302,6 +302,15 @@ TEMPO_EXPORT int tempo_claim_revise(tempo_ctx* ctx, tempo_claim_id id, int64_t t
   return with_stack(ctx, [&](tempo::Stack& in) { return in.revise(id, ttu_ns); });
 }
 
+TEMPO_EXPORT int tempo_claim_set_layers(tempo_ctx* ctx, tempo_claim_id id, uint32_t groups,
+                                        int64_t per_group_ns) {
+  int rc = 0;
+  if (on_daemon(ctx, &rc,
+                [&](tempo::DaemonClient& d) { return d.set_layers(id, groups, per_group_ns); }))
+    return rc;
+  return with_stack(ctx, [&](tempo::Stack& in) { return in.set_layers(id, groups, per_group_ns); });
+}
+
 TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
   if (!ids && count) return -EINVAL;
   int rc = 0;

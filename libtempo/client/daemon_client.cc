@@ -251,6 +251,14 @@ int DaemonClient::revise(tempo_claim_id id, int64_t ttu_ns) {
   return claim_op(TEMPOD_OP_REVISE, id, ttu_ns);
 }
 
+int DaemonClient::set_layers(tempo_claim_id id, uint32_t groups, int64_t per_group_ns) {
+  auto m = make_request<tempod_layers>(TEMPOD_OP_SET_LAYERS);
+  m.id = id;
+  m.per_group_ns = per_group_ns;
+  m.groups = groups;
+  return call(&m, sizeof(m));
+}
+
 int DaemonClient::order(const tempo_claim_id* ids, size_t count) {
   if (count > TEMPOD_MAX_ORDER) return -E2BIG;
   std::vector<std::byte> buf(sizeof(tempod_order) + count * sizeof(uint64_t));

@@ -45,6 +45,7 @@ class DaemonClient {
   int stats(tempo_counters* s);
   int report(const tempo_object* objects, size_t count, int64_t ttu_ns, tempo_claim_id* id);
   int revise(tempo_claim_id id, int64_t ttu_ns);
+  int set_layers(tempo_claim_id id, uint32_t groups, int64_t per_group_ns);
   int order(const tempo_claim_id* ids, size_t count);
   int request_retrieval(tempo_claim_id id, int* outcome);
   int query(tempo_claim_id id, tempo_claim_info* info);

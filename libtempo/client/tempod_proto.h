@@ -62,6 +62,7 @@ enum tempod_op {
   TEMPOD_OP_STORE_VERIFY = 23,  /* header only -> tempod_store_verified + store objects */
   TEMPOD_OP_STORE_GC = 24,      /* header only -> tempod_store_gc_reply */
   TEMPOD_OP_TIMELINESS = 25,    /* header only -> tempod_timeliness */
+  TEMPOD_OP_SET_LAYERS = 26,    /* tempod_layers: a layer-wise claim (tempo_claim_set_layers) */
 };
 
 /* 24 bytes, at the start of every message. */
@@ -191,6 +192,16 @@ struct tempod_label {
   char request[40];
 };
 
+/* SET_LAYERS: 48 bytes: claim `id` holds `groups` layer groups, group g needed g x
+ * per_group_ns after its retrieval begins (tempo_claim_set_layers, same errors). */
+struct tempod_layers {
+  struct tempod_hdr hdr;
+  __u64 id;
+  __s64 per_group_ns;
+  __u32 groups;
+  __u32 reserved;
+};
+
 /* STORE_LIST: 40 bytes; up to max (1..TEMPOD_MAX_STORE_OBJECTS) objects with keys above
  * `after` (all keys: after = 0 and the first key 0 is listed too when first = 1), in key
  * order; quarantined = 1 lists the quarantined objects instead. */
@@ -293,6 +304,7 @@ static_assert(sizeof(struct tempod_batch_result) == 16);
 static_assert(sizeof(struct tempod_claims) == 40);
 static_assert(sizeof(struct tempod_claim_entry) == 184);
 static_assert(sizeof(struct tempod_label) == 72);
+static_assert(sizeof(struct tempod_layers) == 48);
 static_assert(sizeof(struct tempod_store_list) == 40);
 static_assert(sizeof(struct tempod_store_object) == 128);
 static_assert(sizeof(struct tempod_store_verified) == 56);

@@ -462,6 +462,12 @@ void Controller::on_claim_failed(ClaimId id, int error) {
   if (observer_) observer_->on_claim_ordinary(id);
 }
 
+void Controller::on_claim_progress(ClaimId id) {
+  const Claim* c = find(id);
+  if (c && c->state == ClaimState::kStaging && !c->cancel_pending && observer_)
+    observer_->on_claim_progress(id);
+}
+
 void Controller::on_staging_progress(bool /*capacity_freed*/) { evaluate(); }
 
 std::optional<TimeNs> Controller::laxity(ClaimId id) {

@@ -51,6 +51,8 @@ class ControllerObserver {
   virtual void on_claim_ready(ClaimId id) = 0;
   // A committed claim's staging failed: it failed over to the ordinary path.
   virtual void on_claim_ordinary(ClaimId id) = 0;
+  // A STAGING claim's object landed (Provider::protects), the claim not yet ready.
+  virtual void on_claim_progress(ClaimId /*id*/) {}
 };
 
 // Upper bounds (inclusive) of the commit margin histogram's buckets; one more bucket holds
@@ -174,6 +176,7 @@ class Controller final : public ProviderListener {
   // ProviderListener
   void on_claim_ready(ClaimId id) override;
   void on_claim_failed(ClaimId id, int error) override;
+  void on_claim_progress(ClaimId id) override;
   void on_staging_progress(bool capacity_freed) override;
 
  private:

@@ -474,6 +474,11 @@ bool Provider::ready(ClaimId id) const {
   return it != claims_.end() && it->second.committed && it->second.pending == 0;
 }
 
+bool Provider::protects(ObjectKey key) const {
+  auto it = objects_.find(key);
+  return it != objects_.end() && it->second.pinned;
+}
+
 uint64_t Provider::claim_bytes(ClaimId id) const {
   auto it = claims_.find(id);
   return it == claims_.end() ? 0 : it->second.bytes;
@@ -532,7 +537,7 @@ void Provider::on_stage_complete(const StageCompletion& done) {
   ObjRec& o = oit->second;
   o.staging = false;
   reserved_bytes_ -= o.bytes;
-  std::vector<ClaimId> ready_now, failed;
+  std::vector<ClaimId> ready_now, progressed, failed;
   const std::vector<ClaimId> waiters = std::move(o.waiters);
   o.waiters.clear();
   if (done.status == 0) {
@@ -541,7 +546,7 @@ void Provider::on_stage_complete(const StageCompletion& done) {
     o.pinned = true;  // the stage took the device pin for us
     set_cls(done.key, o, Cls::kResident);
     for (ClaimId id : waiters)
-      if (--claims_.at(id).pending == 0) ready_now.push_back(id);
+      (--claims_.at(id).pending == 0 ? ready_now : progressed).push_back(id);
   } else {
     ++counters_.stage_failed;
     set_cls(done.key, o, Cls::kAbsent);
@@ -550,6 +555,7 @@ void Provider::on_stage_complete(const StageCompletion& done) {
   const uint64_t freed = drop_if_unreferenced(done.key, o);
   forget_if_unused(done.key);
   if (!listener_) return;
+  for (ClaimId id : progressed) listener_->on_claim_progress(id);
   for (ClaimId id : ready_now) listener_->on_claim_ready(id);
   for (ClaimId id : failed) listener_->on_claim_failed(id, done.status);
   listener_->on_staging_progress(freed > 0);

@@ -49,6 +49,9 @@ class ProviderListener {
   virtual void on_claim_failed(ClaimId id, int error) = 0;
   // A staging operation ended (TTRs moved); `capacity_freed` when the ledger shrank.
   virtual void on_staging_progress(bool capacity_freed) = 0;
+  // One of a committed claim's objects became resident and protected, the claim still
+  // waiting for others (per-object readiness, for layer-wise engines).
+  virtual void on_claim_progress(ClaimId /*id*/) {}
 };
 
 struct CommitResult {
@@ -125,6 +128,8 @@ class Provider final : public DeviceObserver {
   CommitResult commit(ClaimId id);
   bool committed(ClaimId id) const;
   bool ready(ClaimId id) const;
+  // Whether an object is resident and protected (pinned for a committed claim).
+  bool protects(ObjectKey key) const;
   // Ends the claim's protection and forgets it; bytes no other committed claim protects
   // return to the budget once their staging is done. Returns the bytes freed now, or
   // -ENOENT unknown, -EINVAL not committed.

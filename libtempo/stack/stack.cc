@@ -27,6 +27,10 @@ void Stack::on_claim_ordinary(ClaimId id) {
   if (observer_) observer_->on_claim_ordinary(id);
 }
 
+void Stack::on_claim_progress(ClaimId id) {
+  if (observer_) observer_->on_claim_progress(id);
+}
+
 int Stack::report(const Manifest& manifest, TimeNs ttu, ClaimId* id, const TtuQuantiles* spread,
                   uint32_t group) {
   return controller_.report(manifest, ttu, id, spread, group);
@@ -34,6 +38,10 @@ int Stack::report(const Manifest& manifest, TimeNs ttu, ClaimId* id, const TtuQu
 
 int Stack::revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) {
   return controller_.revise(id, ttu, spread);
+}
+
+int Stack::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
+  return controller_.set_layers(id, groups, per_group_ns);
 }
 
 int Stack::update_order(std::span<const ClaimId> order) { return controller_.update_order(order); }
@@ -89,6 +97,16 @@ int Stack::query(ClaimId id, ClaimView* out) {
   const Claim* c = controller_.claim(id);
   if (c == nullptr) return -ENOENT;
   *out = view(*c);
+  return 0;
+}
+
+int Stack::ready_objects(ClaimId id, std::vector<uint8_t>* out) const {
+  const Claim* c = controller_.claim(id);
+  if (c == nullptr) return -ENOENT;
+  const bool all = c->state == ClaimState::kStageReady || c->state == ClaimState::kTransferring;
+  out->assign(c->keys.size(), all ? 1 : 0);
+  if (c->state == ClaimState::kStaging)
+    for (size_t i = 0; i < c->keys.size(); ++i) (*out)[i] = provider_.protects(c->keys[i]);
   return 0;
 }
 

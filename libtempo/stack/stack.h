@@ -70,6 +70,9 @@ class StackObserver {
   virtual void on_claim_ready(ClaimId id) = 0;
   // The claim takes the ordinary path (its committed staging failed).
   virtual void on_claim_ordinary(ClaimId id) = 0;
+  // One more of a committed claim's objects is resident and protected, the claim not yet
+  // stage-ready (ready_objects() says which): a layer-wise engine starts a group on it.
+  virtual void on_claim_progress(ClaimId /*id*/) {}
 };
 
 class Stack final : private ControllerObserver {
@@ -88,6 +91,7 @@ class Stack final : private ControllerObserver {
   int report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
              const TtuQuantiles* spread = nullptr, uint32_t group = 0);
   int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
+  int set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns);
   int update_order(std::span<const ClaimId> order);
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome);
   int begin_transfer(ClaimId id);
@@ -98,6 +102,9 @@ class Stack final : private ControllerObserver {
   int readiness(ClaimId id, RetrievalOutcome* outcome) const;
   // -ENOENT unknown (or erased after its retention window).
   int query(ClaimId id, ClaimView* out);
+  // Per object of the claim's manifest, in order: 1 if it is resident and protected for the
+  // claim (committed and not ended), else 0. -ENOENT unknown.
+  int ready_objects(ClaimId id, std::vector<uint8_t>* out) const;
   // Up to `max` claims with ids above `after`, in id order (a page of a listing).
   std::vector<ClaimView> list(ClaimId after, size_t max);
   // Cancels every live claim (the context is closing); returns how many.
@@ -126,6 +133,7 @@ class Stack final : private ControllerObserver {
   ClaimView view(const Claim& c);
   void on_claim_ready(ClaimId id) override;
   void on_claim_ordinary(ClaimId id) override;
+  void on_claim_progress(ClaimId id) override;
 
   const Clock& clock_;
   Device& device_;

@@ -21,6 +21,13 @@ LIB, MAP, HEADERS = sys.argv[1], Path(sys.argv[2]), [Path(h) for h in sys.argv[3
 # find those forms at TEMPO_0.1, beside the default (@@) at TEMPO_0.3.
 TWO_VERSIONS = {"tempo_claim_query", "tempo_ctx_stats"}
 
+# A released node never changes: what each of the later ones holds (a new function goes into
+# a new node, the project version follows it).
+RELEASED = {
+    "TEMPO_0.4": {"tempo_kmod_add_objects"},
+    "TEMPO_0.5": {"tempo_claim_set_layers"},
+}
+
 
 def map_nodes() -> dict[str, set[str]]:
     """Version node -> its global symbols, in file order."""
@@ -50,6 +57,11 @@ class Abi(unittest.TestCase):
         declared = set(header_exports())
         self.assertEqual(mapped - declared, set(), "in libtempo.map, declared in no header")
         self.assertEqual(declared - mapped, set(), "declared TEMPO_EXPORT, missing in the map")
+
+    def test_released_nodes_hold_what_they_shipped(self) -> None:
+        nodes = map_nodes()
+        for node, syms in RELEASED.items():
+            self.assertEqual(nodes.get(node), syms, node)
 
     def test_every_export_has_a_doc_comment(self) -> None:
         missing = []

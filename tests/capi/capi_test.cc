@@ -113,6 +113,63 @@ TEST(CApi, ClaimLifecycleOnTheSimDevice) {
   EXPECT_DOUBLE_EQ(s.protected_gib_seconds, 500.0 * 0.5 / double(1ull << 30));
 }
 
+// ControllerTest.ALayerWiseClaimCommitsLaterAndItsGroupsStillLandInTime through the ABI:
+// eight 100 B objects, two slots sharing 1000 B/s (pairs land 0.2 s apart), TTU 2 s.
+TEST(CApi, ALayerWiseClaimCommitsLaterThanTheSameClaimWithout) {
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 8; ++k) objs.push_back({k, 100});
+  auto run = [&](uint32_t groups, tempo_claim_info* info) {
+    Ctx c = small("tempo");
+    ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+    tempo_claim_id id = 0;
+    ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), objs.size(), 2'000'000'000, &id), 0);
+    if (groups > 1) {
+      ASSERT_EQ(tempo_claim_set_layers(c.ctx, id, groups, 200'000'000), 0);
+    }
+    ASSERT_EQ(tempo_claim_query(c.ctx, id, info, sizeof *info), 0);
+    const int64_t planned_ttr = info->ttr_ns;
+    ASSERT_EQ(tempo_sim_advance(c.ctx, 3'000'000'000), 0);
+    ASSERT_EQ(tempo_claim_query(c.ctx, id, info, sizeof *info), 0);
+    info->ttr_ns = planned_ttr;
+    // Committed: a later call changes nothing.
+    EXPECT_EQ(tempo_claim_set_layers(c.ctx, id, 1, 0), 0);
+  };
+  tempo_claim_info whole{}, layered{};
+  run(1, &whole);
+  run(4, &layered);
+  // Whole claim: TTR 0.8 s, commit at 1.2 s, ready at 2.0 s.
+  EXPECT_EQ(whole.ttr_ns, 800'000'000);
+  EXPECT_EQ(whole.committed_ns, 1'200'000'000);
+  EXPECT_EQ(whole.ready_ns, 2'000'000'000);
+  // Four groups 200 ms apart: lead TTR max(0.2, 0.4 - 0.2, 0.6 - 0.4, 0.8 - 0.6) = 0.2 s,
+  // commit at 1.8 s; its last group lands at 2.6 s = 2.0 + 3 x 0.2 s, when prefill needs it.
+  EXPECT_EQ(layered.ttr_ns, 200'000'000);
+  EXPECT_EQ(layered.committed_ns, 1'800'000'000);
+  EXPECT_EQ(layered.ready_ns, 2'600'000'000);
+  EXPECT_EQ(layered.state, TEMPO_CLAIM_STAGE_READY);
+}
+
+TEST(CApi, SetLayersRefusesWhatItCannotMean) {
+  Ctx c = small("tempo");
+  const tempo_object objs[] = {{1, 100}, {2, 100}};
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs, 2), 0);
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs, 2, 10'000'000'000, &id), 0);
+  EXPECT_EQ(tempo_claim_set_layers(nullptr, id, 2, 0), -EINVAL);
+  EXPECT_EQ(tempo_claim_set_layers(c.ctx, id + 1, 2, 0), -ENOENT);
+  EXPECT_EQ(tempo_claim_set_layers(c.ctx, id, 0, 0), -EINVAL);   // no group
+  EXPECT_EQ(tempo_claim_set_layers(c.ctx, id, 3, 0), -EINVAL);   // more groups than objects
+  EXPECT_EQ(tempo_claim_set_layers(c.ctx, id, 2, -1), -EINVAL);  // needed before retrieval
+  EXPECT_EQ(tempo_claim_set_layers(c.ctx, id, 2, INT64_C(1) << 62), -EOVERFLOW);
+  EXPECT_EQ(tempo_claim_set_layers(c.ctx, id, 2, INT64_MAX), -EOVERFLOW);
+  // Refused calls left the claim whole: its TTR is both objects' (two slots sharing 1000 B/s).
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_EQ(info.ttr_ns, 200'000'000);
+  ASSERT_EQ(tempo_claim_cancel(c.ctx, id), 0);
+  EXPECT_EQ(tempo_claim_set_layers(c.ctx, id, 2, 0), -EINVAL);  // ended
+}
+
 TEST(CApi, BadArgumentsAreErrorsNotCrashes) {
   Ctx c = small("demand");
   tempo_claim_id id = 0;

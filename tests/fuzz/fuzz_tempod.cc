@@ -56,7 +56,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPatience = std::chrono::seconds(10);  // far past any answer's time
-constexpr uint16_t kKnownOps = TEMPOD_OP_TIMELINESS + 1;
+constexpr uint16_t kKnownOps = TEMPOD_OP_SET_LAYERS + 1;
 constexpr size_t kPutBytes = 4096;  // a memfd's bytes
 
 struct Daemon {

@@ -61,6 +61,25 @@ class Lifecycle(unittest.TestCase):
             ctx.sim_advance(10**9)
             self.assertEqual(ctx.query(cid).ttu_ns, info.ttu_ns)  # an ended claim stops ageing
 
+    def test_a_layer_wise_claim_commits_later_than_without(self):
+        # Eight 100 B objects, pairs landing 0.2 s apart, TTU 2 s: the whole claim commits at
+        # 1.2 s; in four groups needed 200 ms apart its lead TTR is 0.2 s: it commits at 1.8 s,
+        # its last group landing at 2.6 s, when prefill reaches it.
+        objs = [(k, 100) for k in range(1, 9)]
+        timings = []
+        for groups in (1, 4):
+            with Context(SMALL, policy="tempo") as ctx:
+                ctx.sim_add_objects(objs)
+                cid = ctx.report(objs, 2_000_000_000)
+                ctx.set_layers(cid, groups, 200_000_000)
+                planned_ttr = ctx.query(cid).ttr_ns
+                ctx.sim_advance(3_000_000_000)
+                info = ctx.query(cid)
+                ctx.set_layers(cid, 1, 0)  # committed: ignored
+                timings.append((planned_ttr, info.committed_ns, info.ready_ns))
+        self.assertEqual(timings, [(800_000_000, 1_200_000_000, 2_000_000_000),
+                                   (200_000_000, 1_800_000_000, 2_600_000_000)])
+
     def test_deferrals_count_claims_and_attempts_apart(self):
         with Context(SMALL, policy="immediate", budget_bytes=500) as ctx:
             objs = [(k, 100) for k in range(1, 7)]
@@ -146,6 +165,31 @@ class BadInput(unittest.TestCase):
         self.assertIn("/nonexistent/tempo0", str(e.exception))
         with self.assertRaises(FileNotFoundError):
             Config(path="/nonexistent/tempo.conf")
+
+    def test_set_layers_errors(self):
+        ctx = Context(SMALL, policy="tempo")  # immediate would commit at once: ignored
+        self.addCleanup(ctx.close)
+        cid = ctx.report([(1, 100), (2, 100)], 10**12)
+        for groups, per_group_ns, err in ((2, 0, None), (0, 0, errno.EINVAL),
+                                          (3, 0, errno.EINVAL), (2, -1, errno.EINVAL),
+                                          (2, 1 << 62, errno.EOVERFLOW)):
+            if err is None:
+                ctx.set_layers(cid, groups, per_group_ns)
+                continue
+            with self.assertRaises(TempoError) as e:
+                ctx.set_layers(cid, groups, per_group_ns)
+            self.assertEqual(e.exception.errno, err, (groups, per_group_ns))
+        with self.assertRaises(TempoError) as e:
+            ctx.set_layers(77, 2, 0)
+        self.assertEqual(e.exception.errno, errno.ENOENT)
+        with self.assertRaisesRegex(ValueError, r"groups must be in \[0, 4294967295\]"):
+            ctx.set_layers(cid, 1 << 32, 0)
+        with self.assertRaisesRegex(TypeError, "per_group_ns must be an int, not float"):
+            ctx.set_layers(cid, 2, 0.5)
+        ctx.cancel(cid)
+        with self.assertRaises(TempoError) as e:  # ended
+            ctx.set_layers(cid, 2, 0)
+        self.assertEqual(e.exception.errno, errno.EINVAL)
 
     def test_double_release_raises(self):
         cid = self.ctx.report([(1, 100)], 0)

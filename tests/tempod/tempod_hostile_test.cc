@@ -293,8 +293,10 @@ TEST_F(TempodHostileTest, TruncatedAndOverlongMessagesAreEinval) {
   const tempod_report report{header(TEMPOD_OP_REPORT, sizeof(tempod_report), 2), 1000, 1, 0};
   const tempod_order order{header(TEMPOD_OP_ORDER, sizeof(tempod_order), 3), 1, 0};
   const tempod_store_put put{header(TEMPOD_OP_STORE_PUT, sizeof(tempod_store_put), 4), 5, 64};
+  const tempod_layers layers{header(TEMPOD_OP_SET_LAYERS, sizeof(tempod_layers), 6), id, 0, 1, 0};
   std::vector<std::vector<char>> whole = {bytes_of(report), bytes_of(order), bytes_of(put),
-                                          bytes_of(header(TEMPOD_OP_STATS, 24, 5))};
+                                          bytes_of(header(TEMPOD_OP_STATS, 24, 5)),
+                                          bytes_of(layers)};
   for (uint16_t op : {TEMPOD_OP_REVISE, TEMPOD_OP_RETRIEVAL, TEMPOD_OP_QUERY,
                       TEMPOD_OP_TRANSFER_BEGIN, TEMPOD_OP_TRANSFER_END, TEMPOD_OP_CANCEL,
                       TEMPOD_OP_WAIT_READY, TEMPOD_OP_EXTENTS, TEMPOD_OP_ORDINARY_READ})
@@ -330,6 +332,39 @@ TEST_F(TempodHostileTest, TruncatedAndOverlongMessagesAreEinval) {
   std::vector<char> lm = bytes_of(lying);
   lm.resize(sizeof(lying) + sizeof(tempo_object));
   EXPECT_EQ(c.roundtrip(lm), -EINVAL);
+  c.close_now();
+  expect_nothing_left();
+}
+
+// SET_LAYERS with each argument a hostile client can get wrong: its errno, and the claim
+// stays as it was (still PLANNED, still whole, cancelled at the end by its owner's exit).
+TEST_F(TempodHostileTest, SetLayersBadArgumentsGetTheirErrno) {
+  Conn c(files_.socket);
+  ASSERT_EQ(c.hello(), 0);
+  const uint64_t id = c.report(1, 4096);  // one object: one group at most
+  auto layers = [&](uint64_t claim, uint32_t groups, int64_t per_group_ns, uint32_t reserved) {
+    const tempod_layers m{header(TEMPOD_OP_SET_LAYERS, sizeof(tempod_layers), 30), claim,
+                          per_group_ns, groups, reserved};
+    return c.roundtrip(bytes_of(m));
+  };
+  EXPECT_EQ(layers(id, 1, 0, 0), 0);
+  EXPECT_EQ(layers(id, 1, 0, 1), -EINVAL);  // reserved
+  EXPECT_EQ(layers(id, 0, 0, 0), -EINVAL);  // no group
+  EXPECT_EQ(layers(id, 2, 0, 0), -EINVAL);  // more groups than objects
+  EXPECT_EQ(layers(id, ~0u, 0, 0), -EINVAL);
+  EXPECT_EQ(layers(id, 1, -1, 0), -EINVAL);  // needed before retrieval
+  EXPECT_EQ(layers(id, 1, INT64_MIN, 0), -EINVAL);
+  EXPECT_EQ(layers(id, 1, INT64_MAX, 0), -EOVERFLOW);  // beyond 2^62 ns
+  EXPECT_EQ(layers(id + 1, 1, 0, 0), -ENOENT);         // unknown
+  EXPECT_EQ(layers(TEMPO_NO_CLAIM, 1, 0, 0), -ENOENT);
+  {
+    Conn other(files_.socket);  // an engine of its own: not its claim
+    ASSERT_EQ(other.hello(), 0);
+    const tempod_layers m{header(TEMPOD_OP_SET_LAYERS, sizeof(tempod_layers), 31), id, 0, 1, 0};
+    EXPECT_EQ(other.roundtrip(bytes_of(m)), -ENOENT);
+  }
+  EXPECT_EQ(c.roundtrip(bytes_of(claim_arg(TEMPOD_OP_CANCEL, 32, id))), 0);
+  EXPECT_EQ(layers(id, 1, 0, 0), -EINVAL);  // ended
   c.close_now();
   expect_nothing_left();
 }

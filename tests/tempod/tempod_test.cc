@@ -857,6 +857,42 @@ TEST_F(TempodTest, TempoctlClaimsShowsEngineAndRequestOfEachClaim) {
   tempo_ctx_unref(c);
 }
 
+// tempo_claim_set_layers in client mode: the daemon's stack answers as an in-process one,
+// and a layer-wise claim projects its lead TTR (its first group's readiness when the
+// groups are needed far apart) below the same claim's whole TTR.
+TEST_F(TempodTest, SetLayersThroughTheDaemon) {
+  start_daemon();
+  tempo_ctx* c = must_client();
+  tempo_ctx* other = must_client();  // an engine of its own
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 64; ++k) objs.push_back({1000 + k, 16 * kObjectBytes});
+  tempo_claim_id whole = 0, layered = 0;
+  ASSERT_EQ(tempo_claim_report(c, objs.data(), objs.size(), 3'600'000'000'000, &whole), 0);
+  ASSERT_EQ(tempo_claim_report(c, objs.data(), objs.size(), 3'600'000'000'000, &layered), 0);
+  EXPECT_EQ(tempo_claim_set_layers(c, layered, 2, 1'000'000'000'000), 0);
+  tempo_claim_info w{}, l{};
+  ASSERT_EQ(tempo_claim_query(c, whole, &w, sizeof w), 0);
+  ASSERT_EQ(tempo_claim_query(c, layered, &l, sizeof l), 0);
+  EXPECT_GT(w.ttr_ns, 0);
+  // The first 32 objects land before the last 32 (ttr_ns is TTU - laxity, each read at its
+  // own instant of the wall clock: equal to within microseconds, not to the nanosecond).
+  EXPECT_LT(l.ttr_ns, w.ttr_ns * 3 / 4);
+  EXPECT_EQ(tempo_claim_set_layers(c, layered, 1, 0), 0);  // one group undoes it
+  ASSERT_EQ(tempo_claim_query(c, layered, &l, sizeof l), 0);
+  EXPECT_NEAR(double(l.ttr_ns), double(w.ttr_ns), double(w.ttr_ns) / 100);
+  // The errors of the in-process call.
+  EXPECT_EQ(tempo_claim_set_layers(other, layered, 2, 0), -ENOENT);  // another engine's
+  EXPECT_EQ(tempo_claim_set_layers(c, layered + 1000, 2, 0), -ENOENT);
+  EXPECT_EQ(tempo_claim_set_layers(c, layered, 0, 0), -EINVAL);
+  EXPECT_EQ(tempo_claim_set_layers(c, layered, 65, 0), -EINVAL);
+  EXPECT_EQ(tempo_claim_set_layers(c, layered, 2, -1), -EINVAL);
+  EXPECT_EQ(tempo_claim_set_layers(c, layered, 2, INT64_MAX), -EOVERFLOW);
+  ASSERT_EQ(tempo_claim_cancel(c, layered), 0);
+  EXPECT_EQ(tempo_claim_set_layers(c, layered, 2, 0), -EINVAL);  // ended
+  tempo_ctx_unref(other);
+  tempo_ctx_unref(c);
+}
+
 // tempoctl store ls / verify / gc --daemon: the live store, through the daemon that owns it.
 // A damaged object is found by verify (exit 1) and dropped by gc.
 TEST_F(TempodTest, TempoctlStoreWorksOnTheLiveStoreThroughTheDaemon) {
@@ -1013,6 +1049,13 @@ TEST_F(TempodTest, MalformedRequestsAreRefusedWithTheirErrno) {
   EXPECT_EQ(roundtrip(&label, sizeof(label)), -ENOENT);    // no such claim of this engine
   std::memset(label.request, 'x', sizeof(label.request));  // not NUL-terminated
   EXPECT_EQ(roundtrip(&label, sizeof(label)), -EINVAL);
+  tempod_layers layers{};
+  layers.hdr = {TEMPOD_OP_SET_LAYERS, TEMPOD_PROTO_VERSION, sizeof(layers), 11, 0, 0};
+  layers.id = 1;
+  layers.groups = 2;
+  EXPECT_EQ(roundtrip(&layers, sizeof(layers)), -ENOENT);  // no such claim of this engine
+  layers.reserved = 1;
+  EXPECT_EQ(roundtrip(&layers, sizeof(layers)), -EINVAL);
   tempod_store_list list{};
   list.hdr = {TEMPOD_OP_STORE_LIST, TEMPOD_PROTO_VERSION, sizeof(list), 8, 0, 0};
   EXPECT_EQ(roundtrip(&list, sizeof(list)), -EINVAL);  // max 0

@@ -555,6 +555,14 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       if (!owns(c, l.id)) return fail(-ENOENT);
       return reply_status(c, op, seq, s.label(l.id, l.request));
     }
+    case TEMPOD_OP_SET_LAYERS: {
+      tempod_layers l;
+      if (len != sizeof(l)) return fail(-EINVAL);
+      std::memcpy(&l, msg, sizeof(l));
+      if (l.reserved != 0) return fail(-EINVAL);
+      if (!owns(c, l.id)) return fail(-ENOENT);
+      return reply_status(c, op, seq, s.set_layers(l.id, l.groups, l.per_group_ns));
+    }
     case TEMPOD_OP_CLAIMS:
       return handle_claims(c, msg, len, seq);
     case TEMPOD_OP_STATS: {

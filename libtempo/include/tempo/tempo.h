@@ -20,7 +20,8 @@
  * structs that grow: tempo_claim_query and tempo_ctx_stats take the size of the struct they
  * fill (struct tempo_counters was struct tempo_stats), the claim view reports TTR and
  * residency. The sim device's calls are in tempo/tempo_sim.h. ABI 0.4 adds the kmod
- * device's object placement (tempo_kmod_add_objects).
+ * device's object placement (tempo_kmod_add_objects). ABI 0.5 adds layer-wise claims
+ * (tempo_claim_set_layers).
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
@@ -39,7 +40,7 @@ extern "C" {
 #endif
 
 #define TEMPO_VERSION_MAJOR 0
-#define TEMPO_VERSION_MINOR 4
+#define TEMPO_VERSION_MINOR 5
 
 struct tempo_config;
 struct tempo_ctx;
@@ -150,7 +151,7 @@ struct tempo_counters {
 #define TEMPO_STRUCT_SIZE_MAX 4096
 
 /* Version of the library actually loaded, "MAJOR.MINOR.PATCH": its MAJOR.MINOR is the newest
- * ABI it provides (the last version node of libtempo.map), "0.4.0" here. Static storage. */
+ * ABI it provides (the last version node of libtempo.map), "0.5.0" here. Static storage. */
 TEMPO_EXPORT const char* tempo_version(void);
 /* 0 if the loaded library provides ABI major.minor (same major, minor at least), else
  * -ENOTSUP. Call it with TEMPO_VERSION_MAJOR/MINOR to detect a mismatched library. */
@@ -204,6 +205,18 @@ TEMPO_EXPORT int tempo_claim_report(struct tempo_ctx* ctx, const struct tempo_ob
 /* A new TTU estimate; ignored once committed. -ENOENT unknown, -EINVAL ended, -EOVERFLOW
  * beyond +-2^62 ns. */
 TEMPO_EXPORT int tempo_claim_revise(struct tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns);
+/* ABI 0.5. The claim holds every layer group of a request, loaded group by group during its
+ * prefill: its objects, in manifest order, form `groups` consecutive groups (object j of n
+ * in group j * groups / n), and group g is needed g * per_group_ns after retrieval begins
+ * (one group's share of the prefill). Laxity is then taken against the claim's lead TTR, the
+ * latest over groups of (group g's projected readiness - g * per_group_ns): the claim
+ * commits later when its first groups will be ready by its TTU though its last land during
+ * prefill. tempo_claim_query's ttr_ns and laxity_ns of the PLANNED claim are then the lead
+ * TTR's; STAGE_READY still means every object. One group undoes it. Ignored (0) once committed;
+ * -ENOENT unknown, -EINVAL ended, groups 0 or more than the claim's distinct objects, per_group_ns
+ * < 0; -EOVERFLOW groups x per_group_ns beyond 2^62 ns. */
+TEMPO_EXPORT int tempo_claim_set_layers(struct tempo_ctx* ctx, tempo_claim_id id, uint32_t groups,
+                                        int64_t per_group_ns);
 /* The waiting queue in scheduling order (TEMPO_NO_CLAIM for requests without a claim).
  * -ENOENT if an id is unknown (nothing changes). */
 TEMPO_EXPORT int tempo_order_update(struct tempo_ctx* ctx, const tempo_claim_id* ids, size_t count);

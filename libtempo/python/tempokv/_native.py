@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 ABI_MAJOR = 0
-ABI_MINOR = 4
+ABI_MINOR = 5
 
 
 class TempoObject(ctypes.Structure):
@@ -144,6 +144,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "tempo_store_put": (c_int, [vp, c_uint64, vp, c_size_t]),
         "tempo_claim_report": (c_int, [vp, P(TempoObject), c_size_t, c_int64, P(c_uint64)]),
         "tempo_claim_revise": (c_int, [vp, c_uint64, c_int64]),
+        "tempo_claim_set_layers": (c_int, [vp, c_uint64, ctypes.c_uint32, c_int64]),
         "tempo_order_update": (c_int, [vp, P(c_uint64), c_size_t]),
         "tempo_claim_request_retrieval": (c_int, [vp, c_uint64, P(c_int)]),
         "tempo_claim_wait_ready": (c_int, [vp, c_uint64, c_int64, P(c_int)]),

@@ -20,6 +20,7 @@ from ._handle import ClosedError, OwnedHandle
 from ._native import lib
 
 _U64_MAX = (1 << 64) - 1
+_U32_MAX = (1 << 32) - 1
 _I64_MAX = (1 << 63) - 1
 _LAXITY_NONE = -(1 << 63)  # TEMPO_LAXITY_NONE
 _TTR_NONE = -(1 << 63)  # TEMPO_TTR_NONE
@@ -292,6 +293,16 @@ class Context(OwnedHandle):
         cid = _check_claim(claim_id)
         ttu_ns = _check_int("ttu_ns", ttu_ns, -_I64_MAX, _I64_MAX)
         self._call(f"tempo_claim_revise(claim {cid})", lib.tempo_claim_revise, cid, ttu_ns)
+
+    def set_layers(self, claim_id: int, groups: int, per_group_ns: int) -> None:
+        """Makes the claim layer-wise: its objects, in manifest order, form `groups`
+        consecutive layer groups, group g needed g * per_group_ns after retrieval begins, so
+        it commits by its lead TTR (ignored once committed)."""
+        cid = _check_claim(claim_id)
+        groups = _check_int("groups", groups, 0, _U32_MAX)
+        per_group_ns = _check_int("per_group_ns", per_group_ns, -_I64_MAX - 1, _I64_MAX)
+        self._call(f"tempo_claim_set_layers(claim {cid})", lib.tempo_claim_set_layers, cid,
+                   groups, per_group_ns)
 
     def update_order(self, claim_ids: Sequence[int | None]) -> None:
         """The waiting queue in scheduling order; None for a request without a claim."""
