@@ -65,11 +65,14 @@ void usage(std::FILE* out) {
       "      --demand-rate B/S   ordinary-path rate (default 2GiB)\n"
       "      --slots N           concurrent staging operations (default 8)\n"
       "      --seed N            workload seed (default 1)\n"
-      "  -d, --device NAME       sim (default: virtual time) or uring (real I/O, wall clock)\n"
-      "      --store DIR         uring: the object store, kept between runs\n"
+      "  -d, --device NAME       sim (default: virtual time), uring (real I/O, wall clock)\n"
+      "                          or daemon (uring served by a tempod started per policy,\n"
+      "                          each of --engines a process of its own)\n"
+      "      --store DIR         uring, daemon: the object store, kept between runs\n"
       "                          (default tempo-replay-store)\n"
-      "      --byte-scale N      uring: objects, fast tier and budget are 1/N of the\n"
-      "                          model's (default 16)\n"
+      "      --byte-scale N      uring, daemon: objects, fast tier and budget are 1/N of\n"
+      "                          the model's (default 16)\n"
+      "      --tempod PATH       daemon: the tempod binary (default: beside tempo-replay)\n"
       "  -j, --jobs N            sim: policies run side by side on N threads\n"
       "                          (default: the machine's hardware threads)\n"
       "      --ttu-horizon DUR   TTU projection horizon (default 20s; 0: the whole queue)\n"
@@ -122,7 +125,8 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
     kRouter,
     kCluster,
     kClusterRate,
-    kClusterLatency
+    kClusterLatency,
+    kTempod
   };
   static const option kOpts[] = {{"experiment", required_argument, nullptr, 'e'},
                                  {"default-comparison", no_argument, nullptr, kDefault},
@@ -163,6 +167,7 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
                                  {"device", required_argument, nullptr, 'd'},
                                  {"store", required_argument, nullptr, kStore},
                                  {"byte-scale", required_argument, nullptr, kScale},
+                                 {"tempod", required_argument, nullptr, kTempod},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   int c = 0;
@@ -343,11 +348,15 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
         break;
       }
       case 'd':
-        if (arg != "sim" && arg != "uring") return fail("--device takes sim or uring");
+        if (arg != "sim" && arg != "uring" && arg != "daemon")
+          return fail("--device takes sim, uring or daemon");
         s->device = arg;
         break;
       case kStore:
         s->store_dir = arg;
+        break;
+      case kTempod:
+        s->tempod = arg;
         break;
       case kScale: {
         uint32_t n = 0;
