@@ -1,19 +1,30 @@
 #!/bin/sh
 # One tool's (or subcommand's) command line: an unknown option exits 2 with "<tool>: unknown
 # option" on stderr and nothing on stdout; --help exits 0 and lists every option named here;
-# --version exits 0 and prints the library version.
-# usage: tool_cli.sh VERSION NAME BINARY [SUBCOMMAND] -- OPTION...
+# --version exits 0 and prints the library version. With a documentation page, --help also
+# lists every option of the page's option tables (rows "| `-x, --name ...` | ...").
+# usage: tool_cli.sh VERSION NAME BINARY [SUBCOMMAND] [PAGE.md] -- OPTION...
 set -u
 version=$1
 name=$2
 bin=$3
 shift 3
 sub=
-if [ "$1" != "--" ]; then
+page=
+case "$1" in --) ;; *.md) ;; *)
   sub=$1
   shift
-fi
+  ;;
+esac
+case "$1" in *.md)
+  page=$1
+  shift
+  ;;
+esac
 shift
+documented=
+[ -n "$page" ] && documented=$(grep -oE '^\| `(-[a-zA-Z], )?--[a-z0-9-]+' "$page" | sed 's/.*--/--/')
+[ -n "$page" ] && [ -z "$documented" ] && echo "FAIL: $page has no option table" && exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -34,7 +45,8 @@ head -n 1 "$tmp/err" | grep -qF "$name: unknown option '--no-such-option'" ||
 "$bin" $sub --help >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 0 ] || bad "--help exited $rc"
-for opt in "$@" --help --version; do
+# shellcheck disable=SC2086
+for opt in "$@" $documented --help --version; do
   grep -qE -- "^  (-[^ ], |    )$opt(=<| |\$)" "$tmp/out" || bad "--help does not list $opt"
 done
 
