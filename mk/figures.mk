@@ -40,6 +40,13 @@ run-figures:
 timely-grid: tempo-replay-bin
 	@$(PY) -B scripts/figures/timely_grid.py $(TEMPO_REPLAY) $(FIGURES_DIR)
 
+# Layer-wise readiness (Documentation/engines.md, "Layer-wise readiness in tempo-replay"):
+# the fig4 cells x whole-claim readiness and the three layer-wise modes under immediate
+# and tempo. Seconds; results in $(FIGURES_DIR)/layer-wise/.
+.PHONY: layer-wise
+layer-wise: tempo-replay-bin
+	@$(TEMPO_REPLAY) -e layer-wise --out $(FIGURES_DIR) $(FIGURE_ARGS)
+
 # Replay across hosts (Documentation/cluster.md, "Replay across hosts"): a multi-turn
 # conversation trace on 2 hosts x 2 engines, without and with the cluster pool, under
 # both routers. Seconds; results in $(FIGURES_DIR)/cluster-replay/<router>/cluster/.

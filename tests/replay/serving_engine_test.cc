@@ -195,6 +195,117 @@ TEST(ServingEngine, OverLongRequestsAreRejectedAndCounted) {
   EXPECT_EQ(run_serving(w, stack(), e, costs).rejected, 1u);
 }
 
+// Layer-wise loading: one request with four cached chunks of 100 B and 400 uncached tokens
+// (prefill 0.4 s), in four layer groups (each chunk four 25 B objects, a group 100 B and
+// 0.1 s of prefill).
+ReplayWorkload layered_request() {
+  ReplayWorkload w;
+  ReplayRequest r = request(1, 0, 1, 4, 1);
+  r.prompt_tokens = 440;
+  w.requests.push_back(r);
+  for (ObjectKey k = 1; k <= 4; ++k) w.preloaded.push_back({k, 100});
+  return w;
+}
+
+RunResult run_layered(LayerWise mode, const char* policy = "demand") {
+  FixedCosts costs;
+  EngineConfig e{policy, 4, 1};
+  e.layer_wise = mode;
+  e.layer_groups = 4;
+  return run_serving(layered_request(), stack(), e, costs);
+}
+
+TEST(ServingEngine, LayerWisePrefillStartsBeforeTheLastGroupLands) {
+  // Whole-claim readiness: 400 B on two slots at 1000 B/s, ready at 0.4 s; the copy (0.4 s)
+  // then the prefill (0.4 s): first token at 1.2 s; 400 B protected until 0.8 s.
+  const RunResult off = run_layered(LayerWise::kOff);
+  EXPECT_EQ(off.requests[0].kv_available, 400 * kNsPerMs);
+  EXPECT_EQ(off.requests[0].timing.first_token, 1200 * kNsPerMs);
+  EXPECT_DOUBLE_EQ(off.ledger_byte_seconds, 400.0 * 0.8);
+  // Layer-wise, one claim, manifest group by group: pairs of 25 B objects land 50 ms
+  // apart, group g complete at (g + 1) x 0.1 s. Group 0 is ready at 0.1 s: its copy to
+  // 0.2 s, its prefill to 0.3 s, while groups 1-3 still land; group 1 (ready 0.2 s) copied
+  // to 0.4 s, prefilled to 0.5 s; group 2 to 0.6 and 0.7 s; group 3 (ready at 0.4 s, the
+  // claim's readiness) copied from 0.7 s to 0.8 s, prefilled to 0.9 s: the first token
+  // 0.3 s earlier, at the same protected byte-time (400 B until the transfer ends at 0.8 s).
+  const RunResult whole = run_layered(LayerWise::kWhole);
+  const RequestRecord& q = whole.requests[0];
+  EXPECT_EQ(q.path, RetrievalPath::kStaged);
+  EXPECT_EQ(q.kv_available, 100 * kNsPerMs);  // group 0
+  EXPECT_EQ(q.retrieval_start, 100 * kNsPerMs);
+  EXPECT_EQ(q.claim.ready, 400 * kNsPerMs);  // the last group
+  EXPECT_EQ(q.claim.transfer_begin, 700 * kNsPerMs);
+  EXPECT_EQ(q.retrieval_end, 800 * kNsPerMs);
+  EXPECT_EQ(q.timing.first_token, 900 * kNsPerMs);
+  EXPECT_DOUBLE_EQ(whole.ledger_byte_seconds, 400.0 * 0.8);
+  EXPECT_EQ(whole.staged_bytes, 400u);
+  // One claim per group: the same times, but group g's 100 B are released when its own
+  // copy ends, at (g + 1) x 0.2 s: 100 B x (0.2 + 0.4 + 0.6 + 0.8) s.
+  const RunResult per_group = run_layered(LayerWise::kPerGroup);
+  EXPECT_EQ(per_group.requests[0].timing.first_token, 900 * kNsPerMs);
+  EXPECT_DOUBLE_EQ(per_group.ledger_byte_seconds, 100.0 * (0.2 + 0.4 + 0.6 + 0.8));
+  // Under demand a layer-wise claim commits at admission all the same.
+  EXPECT_EQ(run_layered(LayerWise::kLead).requests[0].timing.first_token, 900 * kNsPerMs);
+}
+
+// Behind a request whose prefill takes 1 s (one slot), the layer-wise request's TTU is
+// 1 s. Committed whole, its claim (TTR 0.4 s) commits at 0.6 s; by its lead TTR, max over
+// groups of ((g + 1) x 0.1 - g x 0.1 s of prefill) = 0.1 s, at 0.9 s on the 50 ms tick,
+// 0.3 s less protection, and its groups still land in time: the same first token.
+TEST(ServingEngine, ALeadCommitProtectsLessForTheSameFirstToken) {
+  auto run_behind = [](LayerWise mode) {
+    ReplayWorkload w = layered_request();
+    ReplayRequest a;
+    a.id = 0;
+    a.prompt_tokens = 1000;
+    a.output_tokens = 1;
+    w.requests.insert(w.requests.begin(), a);
+    FixedCosts costs;
+    EngineConfig e{"tempo", 1, 1};
+    e.layer_wise = mode;
+    e.layer_groups = 4;
+    return run_serving(w, stack(), e, costs);
+  };
+  const RunResult whole = run_behind(LayerWise::kWhole);
+  const RunResult lead = run_behind(LayerWise::kLead);
+  EXPECT_EQ(whole.requests[1].claim.committed, 600 * kNsPerMs);
+  EXPECT_EQ(lead.requests[1].claim.committed, 900 * kNsPerMs);
+  // Admitted at 1.0 s, group g copied from 1.0 + g x 0.2 s: the last copy ends at 1.7 s,
+  // the first token at 1.8 s; 400 B protected from the commit to 1.7 s.
+  EXPECT_EQ(whole.requests[1].timing.first_token, 1800 * kNsPerMs);
+  EXPECT_EQ(lead.requests[1].timing.first_token, 1800 * kNsPerMs);
+  EXPECT_EQ(lead.requests[1].claim.ready, 1300 * kNsPerMs);  // group 3, needed at 1.6 s
+  EXPECT_DOUBLE_EQ(whole.ledger_byte_seconds, 400.0 * 1.1);
+  EXPECT_DOUBLE_EQ(lead.ledger_byte_seconds, 400.0 * 0.8);
+}
+
+TEST(ServingEngine, LayerWiseOptionsAreChecked) {
+  for (const char* name : {"off", "whole", "lead", "per-group"})
+    EXPECT_EQ(layer_wise_name(*parse_layer_wise(name)), name);
+  EXPECT_FALSE(parse_layer_wise("per_group"));
+  const std::vector<KvObject> parts = layer_group_objects({7, 10}, 4);
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[0].bytes + parts[1].bytes + parts[2].bytes + parts[3].bytes, 10u);
+  EXPECT_EQ(parts[0].bytes, 3u);
+  EXPECT_EQ(parts[3].bytes, 2u);
+  EXPECT_NE(parts[0].key, parts[1].key);
+  FixedCosts costs;
+  EngineConfig e{"tempo", 4, 1};
+  e.layer_wise = LayerWise::kLead;
+  e.layer_groups = 0;
+  EXPECT_THROW(run_serving(layered_request(), stack(), e, costs), std::invalid_argument);
+  e.layer_groups = kMaxLayerGroups + 1;
+  EXPECT_THROW(run_serving(layered_request(), stack(), e, costs), std::invalid_argument);
+  e.layer_groups = 4;
+  e.policy = "dax-l1";
+  EXPECT_THROW(run_serving(layered_request(), stack(), e, costs), std::invalid_argument);
+  e.policy = "tempo";
+  Deployment two_hosts;
+  two_hosts.hosts = 2;
+  EXPECT_THROW(run_serving(layered_request(), stack(), e, costs, {}, two_hosts),
+               std::invalid_argument);
+}
+
 TEST(ServingEngine, UnknownPolicyIsAnError) {
   EXPECT_THROW(run(one_request(), "sometimes"), std::invalid_argument);
 }

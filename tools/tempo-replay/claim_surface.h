@@ -7,8 +7,10 @@
 // the observer hears readiness there too.
 #pragma once
 
+#include <cerrno>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "stack/stack.h"
 
@@ -30,6 +32,13 @@ class ClaimSurface {
   virtual int end_transfer(ClaimId id) = 0;
   virtual int query(ClaimId id, ClaimView* out) = 0;
   virtual int ordinary_read(ClaimId id, std::function<void(int)> done) = 0;
+  // Layer-wise claims (the layer-wise engine): Stack::set_layers, and which of a claim's
+  // objects are ready (Stack::ready_objects; the observer's on_claim_progress as they land).
+  // -EOPNOTSUPP where the surface does not carry them (a daemon: no per-object readiness).
+  virtual int set_layers(ClaimId /*id*/, uint32_t /*groups*/, TimeNs /*per_group_ns*/) {
+    return -EOPNOTSUPP;
+  }
+  virtual int ready_objects(ClaimId /*id*/, std::vector<uint8_t>* /*out*/) { return -EOPNOTSUPP; }
 };
 
 class StackClaims final : public ClaimSurface {
@@ -56,6 +65,12 @@ class StackClaims final : public ClaimSurface {
   int query(ClaimId id, ClaimView* out) override { return s_.query(id, out); }
   int ordinary_read(ClaimId id, std::function<void(int)> done) override {
     return s_.ordinary_read(id, std::move(done));
+  }
+  int set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) override {
+    return s_.set_layers(id, groups, per_group_ns);
+  }
+  int ready_objects(ClaimId id, std::vector<uint8_t>* out) override {
+    return s_.ready_objects(id, out);
   }
 
  private:

@@ -333,6 +333,36 @@ int side_by_side(const std::string& name, ReplaySetup off, ReplaySetup on,
   return write_csvs(off.out_dir + "/" + name, rows, error);
 }
 
+// Layer-wise loading (issue 13): on both models and the fig4 ratios, (a) whole-claim
+// readiness, (b) the layer-wise engine with its claim committed whole, (c) the same claim
+// committed by its lead TTR (set_layers), (d) one claim per layer group (vLLM's connector),
+// under tempo and immediate unless --policy names others.
+int layer_wise(const ReplaySetup& s, std::string* error) {
+  std::vector<ReplaySetup> setups;
+  std::vector<Labels> labels;
+  for (const char* model : {"qwen2.5-14b-instruct", "llama-3.1-8b-instruct"}) {
+    for (double ratio : {0.5, 0.75, 1.0}) {
+      for (LayerWise mode :
+           {LayerWise::kOff, LayerWise::kWhole, LayerWise::kLead, LayerWise::kPerGroup}) {
+        ReplaySetup x = s;
+        x.model = model;
+        x.workload.prefix_cache_ratio = ratio;
+        x.engine.layer_wise = mode;
+        if (x.policies.empty()) x.policies = {"immediate", "tempo"};
+        setups.push_back(x);
+        labels.push_back({{"model", model},
+                          {"ratio", fmt(ratio * 100)},
+                          {"layer_wise", std::string(layer_wise_name(mode))},
+                          {"layer_groups", std::to_string(s.engine.layer_groups)}});
+      }
+    }
+  }
+  std::vector<ExperimentRow> rows;
+  if (const int r = run_grid(setups, labels, s.progress, &rows, error); r != 0) return r;
+  print_layer_wise_table(stdout, rows);
+  return write_csvs(s.out_dir + "/layer-wise", rows, error);
+}
+
 // What a learned staging rate adds: the setup's workload (40 documents unless --documents)
 // with and without a background reader halving the device's rate from 5 s to 15 s (or the
 // window of --interference).
@@ -393,7 +423,8 @@ const std::vector<std::string>& all_policies() {
 }
 
 std::vector<std::string> experiment_names() {
-  return {"compare", "fig1", "fig2", "fig4", "fig5", "fig6", "interference", "cluster"};
+  return {"compare", "fig1",         "fig2",    "fig4",      "fig5",
+          "fig6",    "interference", "cluster", "layer-wise"};
 }
 
 int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, std::string* error) {
@@ -416,8 +447,9 @@ int run_experiment(const std::string& name, const ReplaySetup& s, std::string* e
   if (name == "fig6") return fig6(s, error);
   if (name == "interference") return interference(s, error);
   if (name == "cluster") return cluster(s, error);
+  if (name == "layer-wise") return layer_wise(s, error);
   *error = "unknown experiment '" + name +
-           "': accepted compare, fig1, fig2, fig4, fig5, fig6, interference, cluster";
+           "': accepted compare, fig1, fig2, fig4, fig5, fig6, interference, cluster, layer-wise";
   return -EINVAL;
 }
 

@@ -47,13 +47,16 @@ enum : int {
   kCluster,
   kClusterRate,
   kClusterLatency,
-  kTempod
+  kTempod,
+  kLayerWise,
+  kLayerGroups
 };
 
 const tempo::cli::Option kOptions[] = {
     {"experiment", 'e', "name",
      "compare (default), fig1, fig2, fig4, fig5, fig6, interference,\n"
-     "cluster (the deployment without and with the cluster pool)",
+     "cluster (the deployment without and with the cluster pool),\n"
+     "layer-wise (whole-claim readiness and the three layer-wise modes)",
      'e'},
     {"default-comparison", 0, nullptr, "all policies, one model, 100% ratio (make run)", kDefault},
     {"workload", 'w', "name", "narrativeqa (default), loogle, trace", 'w'},
@@ -98,6 +101,13 @@ const tempo::cli::Option kOptions[] = {
      "each host's rate to the pool (default 2.5GiB; implies --cluster)", kClusterRate},
     {"cluster-latency", 0, "dur", "per pool read or write-through (default 1ms; implies --cluster)",
      kClusterLatency},
+    {"layer-wise", 0, "mode",
+     "prefill group by group as each layer group's KV is ready: whole (one\n"
+     "claim, committed whole), lead (one claim, committed by its lead TTR),\n"
+     "per-group (a claim per group), off (default); sim and uring",
+     kLayerWise},
+    {"layer-groups", 0, "g", "layer groups per request with --layer-wise (1-64, default 4)",
+     kLayerGroups},
     {"gpu-kv-memory", 0, nullptr,
      "admission also waits for GPU KV memory (90% of HBM after the weights)", kGpuKv},
     {"fast-tier", 0, "bytes", "fast-tier capacity (default 100GiB)", kFast},
@@ -332,6 +342,17 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
       case kTempod:
         s->tempod = arg;
         break;
+      case kLayerWise: {
+        const auto mode = tempo::parse_layer_wise(arg);
+        if (!mode) return fail("--layer-wise takes off, whole, lead or per-group");
+        s->engine.layer_wise = *mode;
+        break;
+      }
+      case kLayerGroups:
+        if (tempo::cli::to_u32(name, arg, 1, tempo::kMaxLayerGroups, &s->engine.layer_groups,
+                               &why) != 0)
+          return fail(why);
+        break;
       case kScale: {
         uint32_t n = 0;
         if (!u32(&n)) return false;
@@ -349,6 +370,11 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
     return fail("--hosts and the cluster tier apply to the sim device only");
   if (s->interference.active() && s->device != "sim")
     return fail("--interference applies to the sim device only");
+  const bool layered =
+      s->engine.layer_wise != tempo::LayerWise::kOff || *experiment == "layer-wise";
+  if (layered && (s->device == "daemon" || s->deployment.hosts > 1 ||
+                  s->deployment.cluster.enabled || s->deployment.engines_per_host > 1))
+    return fail("--layer-wise runs one engine on the sim or uring device");
   if (s->stack.provider.budget_bytes >= s->stack.device.capacity_bytes)
     return fail("--budget must be below --fast-tier");
   return true;

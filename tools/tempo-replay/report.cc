@@ -89,6 +89,24 @@ void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
   }
 }
 
+void print_layer_wise_table(std::FILE* out, const std::vector<ExperimentRow>& rows) {
+  auto label = [](const ExperimentRow& r, const char* key) {
+    for (const auto& [k, v] : r.labels)
+      if (k == key) return v;
+    return std::string();
+  };
+  std::fprintf(out, "%-22s %5s %-10s %-13s %12s %9s %10s\n", "model", "ratio", "loading", "policy",
+               "C", "p95 TTFT", "mean TTFT");
+  std::fprintf(out, "%-22s %5s %-10s %-13s %12s %9s %10s\n", "", "(%)", "", "", "(GiB*s/req)",
+               "(s)", "(s)");
+  for (const ExperimentRow& r : rows) {
+    const ServingSummary& s = r.result.summary;
+    std::fprintf(out, "%-22s %5s %-10s %-13s %12.2f %9.3f %10.3f\n", label(r, "model").c_str(),
+                 label(r, "ratio").c_str(), label(r, "layer_wise").c_str(), r.result.policy.c_str(),
+                 s.c_gib_s_per_req, s.p95_ttft_s, s.mean_ttft_s);
+  }
+}
+
 void print_cluster_table(std::FILE* out, const std::vector<ExperimentRow>& rows) {
   std::fprintf(out, "%-8s %-13s %9s %10s %12s %9s %11s %10s\n", "cluster", "policy", "p95 TTFT",
                "mean TTFT", "C", "hit rate", "cross-host", "pool read");

@@ -16,6 +16,8 @@ void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
 // Replays across hosts: cluster tier | policy | p95 and mean TTFT | C | hit rate (of the
 // reusable prefix bytes) | cross-host hits (of the hit bytes, found only in the pool).
 void print_cluster_table(std::FILE* out, const std::vector<ExperimentRow>& rows);
+// The layer-wise comparison: per model, ratio and policy, C and TTFT of each loading mode.
+void print_layer_wise_table(std::FILE* out, const std::vector<ExperimentRow>& rows);
 
 // One row per run (labels, policy and summary figures).
 int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows);

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "keys/chain_hash.h"
 #include "router.h"
 #include "runtime/ttu_estimator.h"
 #include "serving_stack.h"
@@ -34,6 +35,16 @@ struct Live {
   uint32_t generated = 0;
   TimeNs given = 0;     // the earliest TTU the claim was last given (its spread's lowest) ...
   TimeNs given_at = 0;  // ... and when
+  // Layer-wise: each group's objects; the claims (one, or one per group with kPerGroup,
+  // claims[0] == claim) and which of them took the ordinary path; when each group's KV
+  // became ready (-1: not yet); the group a stalled prefill waits for (-1: none); one group's
+  // share of the prefill.
+  std::vector<Manifest> groups;
+  std::vector<ClaimId> claims;
+  std::vector<uint8_t> ordinary;
+  std::vector<TimeNs> group_ready;
+  int64_t stalled = -1;
+  TimeNs group_prefill = 0;
 };
 
 // A claim past the horizon, to revise at `at` (if it was given nothing since given_at).
@@ -80,6 +91,11 @@ class Engine {
                                   std::string(policy_names_help()) + ", dax-l1");
     if (cfg.max_active == 0 || cfg.generation_limit == 0)
       throw std::invalid_argument("max_active and generation_limit must be positive");
+    layered_ = cfg.layer_wise != LayerWise::kOff;
+    if (layered_ && (dax_ || cfg.layer_groups == 0 || cfg.layer_groups > kMaxLayerGroups))
+      throw std::invalid_argument("layer-wise loading takes 1 to " +
+                                  std::to_string(kMaxLayerGroups) +
+                                  " layer groups and a commitment policy (not dax-l1)");
     live_.resize(mine.size());
     for (size_t k = 0; k < mine.size(); ++k) {
       const ReplayRequest& q = w.requests[mine[k]];
@@ -115,16 +131,36 @@ class Engine {
   // of the host's other engines are not found here and ignored.
   void on_claim_ready(ClaimId id) {
     auto it = by_claim_.find(id);
-    if (it != by_claim_.end() && live_[it->second].phase == Phase::kAwaitKv)
-      kv_available(live_[it->second]);
+    if (it == by_claim_.end()) return;
+    Live& l = live_[it->second];
+    if (layered_) {
+      if (l.rec.admitted >= 0) claim_groups_ready(l, claim_index(l, id));
+    } else if (l.phase == Phase::kAwaitKv) {
+      kv_available(l);
+    }
   }
 
   void on_claim_ordinary(ClaimId id) {
     auto it = by_claim_.find(id);
     if (it == by_claim_.end()) return;
     Live& l = live_[it->second];
+    if (layered_) {
+      const size_t c = claim_index(l, id);
+      if (c == 0) record_claim(l);
+      if (l.rec.admitted >= 0) read_ordinary_claim(l, c);
+      return;
+    }
     record_claim(l);
     if (l.phase == Phase::kAwaitKv) read_ordinary(l, RetrievalPath::kOrdinary);
+  }
+
+  // Layer-wise, one claim per request: some of its objects landed; groups whose objects all
+  // did may start.
+  void on_claim_progress(ClaimId id) {
+    auto it = by_claim_.find(id);
+    if (it == by_claim_.end() || !layered_) return;
+    Live& l = live_[it->second];
+    if (l.rec.admitted >= 0 && l.claims.size() == 1) objects_landed(l);
   }
 
  private:
@@ -170,7 +206,8 @@ class Engine {
     std::vector<ObjectKey> prefix;
     for (const KvObject& o : l.req->prefix_chunks) {
       l.rec.reusable_bytes += o.bytes;
-      prefix.push_back(o.key);
+      // Layer-wise, a chunk is held when its first group is (they are stored together).
+      prefix.push_back(layered_ ? layer_group_key(o.key, 0) : o.key);
     }
     const size_t held = st_.claims().held_prefix(prefix);
     for (const KvObject& o : std::span(l.req->prefix_chunks).first(held)) {
@@ -181,6 +218,16 @@ class Engine {
     }
     l.rec.cached_tokens = l.hit.size() * l.req->chunk_tokens;
     l.uncached_tokens = l.req->prompt_tokens - l.rec.cached_tokens;
+    if (layered_ && !l.hit.empty()) {
+      const uint32_t g = cfg_.layer_groups;
+      l.groups.assign(g, {});
+      for (const KvObject& chunk : l.hit) {
+        const std::vector<KvObject> parts = layer_group_objects(chunk, g);
+        for (uint32_t k = 0; k < g; ++k) l.groups[k].push_back(parts[k]);
+      }
+      l.group_ready.assign(g, -1);
+      l.group_prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens) / g;
+    }
     l.phase = Phase::kWaiting;
     waiting_.push_back(i);
     order_changed_ = true;
@@ -225,6 +272,7 @@ class Engine {
     l.phase = Phase::kAwaitKv;
     if (l.hit.empty()) return kv_available(l);
     if (dax_) return read_ordinary(l, RetrievalPath::kDaxL1);
+    if (layered_) return admit_layered(l);
     RetrievalOutcome out{};
     const int r = st_.claims().request_retrieval(l.claim, &out);
     if (r != 0) throw std::logic_error("replay: retrieval request refused: " + std::to_string(r));
@@ -257,11 +305,130 @@ class Engine {
     if (!gpu_busy_) start_iteration();
   }
 
+  // Layer-wise: which of the request's claims `id` is.
+  static size_t claim_index(const Live& l, ClaimId id) {
+    return static_cast<size_t>(std::find(l.claims.begin(), l.claims.end(), id) - l.claims.begin());
+  }
+
+  // Admission of a layer-wise request: each claim's retrieval; groups ready now start, the
+  // others as they land (or as their ordinary read ends).
+  void admit_layered(Live& l) {
+    l.rec.path = RetrievalPath::kStaged;
+    l.ordinary.assign(l.claims.size(), 0);
+    for (size_t c = 0; c < l.claims.size(); ++c) {
+      RetrievalOutcome out{};
+      const int r = st_.claims().request_retrieval(l.claims[c], &out);
+      if (r != 0) throw std::logic_error("replay: retrieval request refused: " + std::to_string(r));
+      if (out == RetrievalOutcome::kReady) {
+        claim_groups_ready(l, c);
+      } else if (out == RetrievalOutcome::kOrdinary) {
+        if (c == 0) record_claim(l);
+        read_ordinary_claim(l, c);
+      } else if (l.claims.size() == 1) {
+        objects_landed(l);
+      }
+    }
+  }
+
+  // Claim c's ordinary read: its groups are ready once it is done.
+  void read_ordinary_claim(Live& l, size_t c) {
+    l.rec.path = RetrievalPath::kOrdinary;
+    l.ordinary[c] = 1;
+    Live* lp = &l;
+    const int r = st_.claims().ordinary_read(l.claims[c], [this, lp, c](int st) {
+      if (st != 0) throw std::logic_error("replay: demand read failed");
+      claim_groups_ready(*lp, c);
+    });
+    if (r != 0) throw std::logic_error("replay: demand read refused: " + std::to_string(r));
+  }
+
+  // Every group claim c holds is ready: all of them (one claim), or group c (one per group).
+  void claim_groups_ready(Live& l, size_t c) {
+    if (l.claims.size() > 1) return group_ready(l, static_cast<uint32_t>(c));
+    for (uint32_t g = 0; g < cfg_.layer_groups; ++g) group_ready(l, g);
+  }
+
+  // One claim per request: the groups whose objects (manifest positions g * n / G onwards,
+  // the claim's manifest being group-major) are all resident and protected.
+  void objects_landed(Live& l) {
+    std::vector<uint8_t> ready;
+    if (st_.claims().ready_objects(l.claim, &ready) != 0)
+      throw std::logic_error("replay: the claim surface has no per-object readiness");
+    const size_t per = ready.size() / cfg_.layer_groups;
+    for (uint32_t g = 0; g < cfg_.layer_groups; ++g)
+      if (std::all_of(ready.begin() + static_cast<std::ptrdiff_t>(g * per),
+                      ready.begin() + static_cast<std::ptrdiff_t>((g + 1) * per),
+                      [](uint8_t r) { return r != 0; }))
+        group_ready(l, g);
+  }
+
+  // Group g's KV is ready: the request may run once group 0's is; a prefill stalled on
+  // group g goes on.
+  void group_ready(Live& l, uint32_t g) {
+    if (l.group_ready[g] >= 0) return;
+    l.group_ready[g] = now();
+    if (g == 0 && l.phase == Phase::kAwaitKv) kv_available(l);
+    if (l.stalled == int64_t{g}) {
+      l.stalled = -1;
+      run_group(l, g);
+    }
+  }
+
+  // Layer-wise prefill, group by group: group g's copy to the GPU once its KV is ready
+  // (the whole claim transferring for the last group's copy; claim g's own with one per
+  // group), then its share of the prefill, then group g + 1.
+  void run_group(Live& l, uint32_t g) {
+    const uint32_t n = cfg_.layer_groups;
+    if (g == n) {
+      step_spread_.record(n * l.group_prefill + n * group_copy_time(l),
+                          now() - l.rec.retrieval_start);
+      return first_token(l);
+    }
+    if (l.group_ready[g] < 0) {
+      l.stalled = g;
+      return;
+    }
+    const bool per_group = l.claims.size() > 1;
+    const size_t c = per_group ? g : 0;
+    const bool transfers = !l.ordinary[c] && (per_group || g == n - 1);
+    if (transfers) {
+      if (st_.claims().begin_transfer(l.claims[c]) != 0)
+        throw std::logic_error("replay: transfer of a claim that is not stage-ready");
+      copied_bytes_ += st_.copy_out(l.claims[c]);
+    }
+    st_.driver().schedule_after(group_copy_time(l), [this, &l, g, c, transfers, n] {
+      if (transfers) st_.claims().end_transfer(l.claims[c]);
+      if (g == n - 1) {
+        l.rec.retrieval_end = now();
+        l.retrieved = true;
+        if (!l.ordinary[0]) record_claim(l);
+      }
+      st_.driver().schedule_after(l.group_prefill, [this, &l, g] { run_group(l, g + 1); });
+    });
+  }
+
+  TimeNs group_copy_time(const Live& l) const {
+    return costs_.retrieval_time(l.rec.kv_bytes * cfg_.byte_scale / cfg_.layer_groups);
+  }
+
+  // Prefill done: the first token, then decode (or the end).
+  void first_token(Live& l) {
+    l.rec.timing.first_token = now();
+    save_computed(l);
+    l.generated = 1;
+    if (l.generated >= l.req->output_tokens)
+      finish(l);
+    else
+      l.phase = Phase::kDecoding;
+    step();
+  }
+
   // Runs this iteration's retrievals and prefills in admission order, then one decode step.
   void step() {
     if (iter_pos_ < iter_ready_.size()) {
       Live& l = live_[iter_ready_[iter_pos_++]];
       l.rec.retrieval_start = now();
+      if (layered_ && l.rec.kv_bytes > 0) return run_group(l, 0);
       TimeNs dur = 0;
       if (l.rec.kv_bytes > 0) {
         if (l.rec.path == RetrievalPath::kStaged) {
@@ -281,14 +448,7 @@ class Engine {
         const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
         st_.driver().schedule_after(prefill, [this, &l, prefill, begun = now()] {
           step_spread_.record(prefill, now() - begun);
-          l.rec.timing.first_token = now();
-          save_computed(l);
-          l.generated = 1;
-          if (l.generated >= l.req->output_tokens)
-            finish(l);
-          else
-            l.phase = Phase::kDecoding;
-          step();
+          first_token(l);
         });
       });
       return;
@@ -398,7 +558,13 @@ class Engine {
     order_changed_ = false;
     std::vector<ClaimId> order;
     order.reserve(waiting_.size());
-    for (size_t i : waiting_) order.push_back(live_[i].claim ? live_[i].claim : kNoClaim);
+    for (size_t i : waiting_) {
+      const Live& l = live_[i];
+      if (l.claims.empty())
+        order.push_back(l.claim ? l.claim : kNoClaim);
+      else
+        order.insert(order.end(), l.claims.begin(), l.claims.end());
+    }
     publish_order_(std::move(order));
   }
 
@@ -409,17 +575,52 @@ class Engine {
     const TimeNs half = cfg_.ttu_horizon / 2;
     if (l.claim) {
       if (beyond && l.given - (now() - l.given_at) >= half) return;
-      st_.claims().revise(l.claim, ttu, &spread);
-    } else {
+      // One claim per group: group g's needed g shares of the prefill later.
+      for (size_t c = 0; c < std::max<size_t>(l.claims.size(), 1); ++c) {
+        const TimeNs later = static_cast<TimeNs>(c) * l.group_prefill;
+        const TtuQuantiles s = spread.shifted(-later);
+        st_.claims().revise(l.claims.empty() ? l.claim : l.claims[c], ttu + later, &s);
+      }
+    } else if (!layered_) {
       if (st_.claims().report(l.hit, ttu, &l.claim, &spread) != 0)
         throw std::logic_error("replay: claim report refused");
       by_claim_[l.claim] = i;
       order_changed_ = true;
+    } else {
+      report_layered(i, ttu, spread);
     }
     l.given = std::min(ttu, spread.at.front());
     l.given_at = now();
     if (beyond && cfg_.ttu_horizon != kNever)
       due_.push({l.given_at + l.given - half, i, l.given_at});
+  }
+
+  // A layer-wise request's claims: one of every group (group-major: group 0's objects, then
+  // group 1's, ...), made layer-wise for kLead; or one per group for kPerGroup.
+  void report_layered(size_t i, TimeNs ttu, const TtuQuantiles& spread) {
+    Live& l = live_[i];
+    std::vector<Manifest> manifests;
+    if (cfg_.layer_wise == LayerWise::kPerGroup) {
+      manifests = l.groups;
+    } else {
+      manifests.emplace_back();
+      for (const Manifest& g : l.groups)
+        manifests[0].insert(manifests[0].end(), g.begin(), g.end());
+    }
+    for (size_t c = 0; c < manifests.size(); ++c) {
+      const TimeNs later = static_cast<TimeNs>(c) * l.group_prefill;
+      const TtuQuantiles s = spread.shifted(-later);
+      ClaimId id = 0;
+      if (st_.claims().report(manifests[c], ttu + later, &id, &s) != 0)
+        throw std::logic_error("replay: claim report refused");
+      l.claims.push_back(id);
+      by_claim_[id] = i;
+    }
+    l.claim = l.claims[0];
+    if (cfg_.layer_wise == LayerWise::kLead &&
+        st_.claims().set_layers(l.claim, cfg_.layer_groups, l.group_prefill) != 0)
+      throw std::logic_error("replay: set_layers refused");
+    order_changed_ = true;
   }
 
   // How long until a committed, still staging claim is stage-ready (the stack's TTR).
@@ -438,6 +639,7 @@ class Engine {
   size_t finished_ = 0;
   uint64_t copied_bytes_ = 0;
   bool dax_ = false;
+  bool layered_ = false;  // cfg_.layer_wise != kOff
   std::vector<Live> live_;
   std::deque<size_t> waiting_;
   std::vector<size_t> running_;
@@ -482,6 +684,9 @@ class Host final : public StackObserver {
   void on_claim_ordinary(ClaimId id) override {
     for (Engine* e : engines_) e->on_claim_ordinary(id);
   }
+  void on_claim_progress(ClaimId id) override {
+    for (Engine* e : engines_) e->on_claim_progress(id);
+  }
 
  private:
   void publish() {
@@ -508,14 +713,19 @@ class Host final : public StackObserver {
 // object starts on the host of the first request that reuses it (its "home", as if that host
 // had computed it earlier) and in the pool, if there is one; a trace's objects, computed by
 // its own earlier requests, start nowhere: a request saves what it computed.
+// Layer-wise (`groups` > 0, one host), each object is stored as its layer groups' objects.
 void place_objects(const ReplayWorkload& w, std::span<ServingStack* const> stacks,
-                   const std::vector<uint32_t>& host_of, ClusterPool* pool) {
+                   const std::vector<uint32_t>& host_of, ClusterPool* pool, uint32_t groups) {
   std::string error;
   auto put = [&](ServingStack& st, const KvObject& o) {
     if (st.preload(o, &error) != 0) throw std::invalid_argument("preload: " + error);
   };
   if (stacks.size() == 1) {
     for (const KvObject& o : w.preloaded) {
+      if (groups > 0) {
+        for (const KvObject& part : layer_group_objects(o, groups)) put(*stacks[0], part);
+        continue;
+      }
       put(*stacks[0], o);
       if (pool) pool->preload(o);
     }
@@ -544,7 +754,10 @@ RunResult serve_fleet(const ReplayWorkload& w, std::span<ServingStack* const> st
   const std::vector<uint32_t> engine_of = route(w, engines, d.router);
   std::vector<uint32_t> host_of(engine_of.size());
   for (size_t i = 0; i < engine_of.size(); ++i) host_of[i] = engine_of[i] / d.engines_per_host;
-  place_objects(w, stacks, host_of, pool);
+  const bool layered = cfg.layer_wise != LayerWise::kOff;
+  if (layered && (d.hosts > 1 || pool))
+    throw std::invalid_argument("layer-wise loading is modelled on one host without a pool");
+  place_objects(w, stacks, host_of, pool, layered ? cfg.layer_groups : 0);
   std::unordered_set<ObjectKey> reusable;
   if (d.hosts > 1)
     for (const KvObject& o : w.preloaded) reusable.insert(o.key);
@@ -643,6 +856,34 @@ EngineRun serve_engine(const ReplayWorkload& w, std::span<const size_t> mine, ui
     out.copied_bytes = engine.copied_bytes();
   });
   for (const size_t i : mine) out.requests.push_back(all[i]);
+  return out;
+}
+
+std::string_view layer_wise_name(LayerWise mode) {
+  switch (mode) {
+    case LayerWise::kOff:
+      return "off";
+    case LayerWise::kWhole:
+      return "whole";
+    case LayerWise::kLead:
+      return "lead";
+    case LayerWise::kPerGroup:
+      return "per-group";
+  }
+  return "off";
+}
+
+std::optional<LayerWise> parse_layer_wise(std::string_view name) {
+  for (LayerWise m : {LayerWise::kOff, LayerWise::kWhole, LayerWise::kLead, LayerWise::kPerGroup})
+    if (name == layer_wise_name(m)) return m;
+  return std::nullopt;
+}
+
+std::vector<KvObject> layer_group_objects(const KvObject& chunk, uint32_t groups) {
+  std::vector<KvObject> out;
+  for (uint32_t g = 0; g < groups; ++g)
+    out.push_back(
+        {layer_group_key(chunk.key, g), chunk.bytes / groups + (g < chunk.bytes % groups)});
   return out;
 }
 

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cluster_pool.h"
@@ -25,6 +27,23 @@
 #include "stack/sim_stack.h"
 
 namespace tempo {
+
+// Layer-wise loading (Documentation/engines.md, "Layer-wise loading"): each cached chunk is
+// stored as `layer_groups` objects, one per layer group (keys: layer_group_key), and prefill
+// runs group by group, group g starting once group g's KV is ready and copied and group g-1's
+// prefill is done (a real engine's wait_for_layer_load), each group one share of the prefill.
+enum class LayerWise : uint8_t {
+  kOff,       // whole-claim readiness: prefill starts once every object is ready
+  kWhole,     // the layer-wise engine, one claim per request committed as a whole
+  kLead,      // the same claim made layer-wise (set_layers): committed by its lead TTR
+  kPerGroup,  // one claim per layer group, group g's TTU g shares of prefill later (vLLM's)
+};
+std::string_view layer_wise_name(LayerWise mode);
+std::optional<LayerWise> parse_layer_wise(std::string_view name);  // off, whole, lead, per-group
+
+// The objects of a chunk's layer groups: keys layer_group_key(chunk key, g), its bytes
+// split as evenly as bytes allow.
+std::vector<KvObject> layer_group_objects(const KvObject& chunk, uint32_t groups);
 
 struct EngineConfig {
   std::string policy = "tempo";  // a commit policy name, or "dax-l1"
@@ -48,7 +67,10 @@ struct EngineConfig {
   // is rejected on arrival and counted, as is one that could never fit in
   // kv_capacity_tokens.
   uint64_t max_context_tokens = 0;
+  LayerWise layer_wise = LayerWise::kOff;
+  uint32_t layer_groups = 4;  // with layer_wise: groups per request (1..kMaxLayerGroups)
 };
+inline constexpr uint32_t kMaxLayerGroups = 64;
 
 enum class RetrievalPath : uint8_t { kNone, kStaged, kOrdinary, kDaxL1, kRejected };
 
