@@ -46,7 +46,8 @@ enum : int {
   kRouter,
   kCluster,
   kClusterRate,
-  kClusterLatency
+  kClusterLatency,
+  kTempod
 };
 
 const tempo::cli::Option kOptions[] = {
@@ -105,11 +106,21 @@ const tempo::cli::Option kOptions[] = {
     {"demand-rate", 0, "bytes/s", "ordinary-path rate (default 2GiB)", kDemand},
     {"slots", 0, "n", "concurrent staging operations (default 8)", kSlots},
     {"seed", 0, "n", "workload seed (default 1)", kSeed},
-    {"device", 'd', "name", "sim (default: virtual time) or uring (real I/O, wall clock)", 'd'},
-    {"store", 0, "dir", "uring: the object store, kept between runs (default tempo-replay-store)",
+    {"device", 'd', "name",
+     "sim (default: virtual time), uring (real I/O, wall clock) or daemon\n"
+     "(uring served by a tempod started per policy, each of --engines a\n"
+     "process of its own)",
+     'd'},
+    {"store", 0, "dir",
+     "uring, daemon: the object store, kept between runs (default\n"
+     "tempo-replay-store)",
      kStore},
     {"byte-scale", 0, "n",
-     "uring: objects, fast tier and budget are 1/N of the model's (default 16)", kScale},
+     "uring, daemon: objects, fast tier and budget are 1/N of the model's\n"
+     "(default 16)",
+     kScale},
+    {"tempod", 0, "path", "daemon: the tempod binary (default: the one beside tempo-replay)",
+     kTempod},
     {"jobs", 'j', "n",
      "sim: policies run side by side on N threads (default: the machine's\n"
      "hardware threads)",
@@ -311,11 +322,15 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
         break;
       }
       case 'd':
-        if (arg != "sim" && arg != "uring") return fail("--device takes sim or uring");
+        if (arg != "sim" && arg != "uring" && arg != "daemon")
+          return fail("--device takes sim, uring or daemon");
         s->device = arg;
         break;
       case kStore:
         s->store_dir = arg;
+        break;
+      case kTempod:
+        s->tempod = arg;
         break;
       case kScale: {
         uint32_t n = 0;
