@@ -163,7 +163,8 @@ EngineRun serve_engine(const ReplayWorkload& workload, std::span<const size_t> m
 
 // Fills a run's totals from its request records (r->requests) and the ledger byte-time
 // already in r->ledger_byte_seconds: hosts of the engines, hit bytes, rejections, the
-// summary and, with several engines, each engine's summary.
+// summary, the claims by source (SourceCommits) and, with several engines, each engine's
+// summary.
 void summarize_run(RunResult* r, uint32_t engines, uint32_t engines_per_host);
 
 }  // namespace tempo
