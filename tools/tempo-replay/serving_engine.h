@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,19 @@ struct RequestRecord {
   uint64_t pool_bytes = 0;      // ... and of its hit (kv_bytes), what its host's pool held
 };
 
+// How one source's claims committed. A claim is remote when its lookup found objects only
+// the pool held, local otherwise. Lead: from its commit to the engine's request for its KV
+// (its use); on time: stage-ready by then; late: committed and not ready by then (or never:
+// the ordinary path after a failed staging).
+struct SourceCommits {
+  uint64_t claims = 0;  // reported
+  uint64_t committed = 0;
+  uint64_t on_time = 0;
+  uint64_t late = 0;
+  double mean_lead_s = 0;  // over the committed claims whose KV was asked for
+  double median_lead_s = 0;
+};
+
 struct RunResult {
   std::string policy;
   std::vector<RequestRecord> requests;
@@ -96,6 +110,7 @@ struct RunResult {
   uint64_t pool_hit_bytes = 0;
   uint64_t pool_read_bytes = 0;
   uint64_t pool_written_bytes = 0;
+  SourceCommits commits[kSources];  // local claims, remote claims
 };
 
 // Several emulated engines (GPUs) in one run: `hosts` hosts, each with its own stack
@@ -131,5 +146,25 @@ RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
 RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
                       const EngineConfig& engine, const StepCosts& costs,
                       const Interference& interference = {}, const Deployment& deployment = {});
+
+// One engine of a run whose engines are processes of their own (daemon_engines.h), each
+// with its own stack surface: serves the requests `mine` (indices in `workload`, in arrival
+// order), arriving at `start` plus their arrival times on the stack's driver, to the end.
+// The records are those requests' (relative to `start`, in `mine`'s order). Throws
+// std::invalid_argument for an invalid configuration, std::logic_error when a request
+// never finished.
+struct EngineRun {
+  std::vector<RequestRecord> requests;
+  uint64_t copied_bytes = 0;
+};
+EngineRun serve_engine(const ReplayWorkload& workload, std::span<const size_t> mine, uint32_t index,
+                       ServingStack& stack, const EngineConfig& engine, const StepCosts& costs,
+                       TimeNs start);
+
+// Fills a run's totals from its request records (r->requests) and the ledger byte-time
+// already in r->ledger_byte_seconds: hosts of the engines, hit bytes, rejections, the
+// summary, the claims by source (SourceCommits) and, with several engines, each engine's
+// summary.
+void summarize_run(RunResult* r, uint32_t engines, uint32_t engines_per_host);
 
 }  // namespace tempo
