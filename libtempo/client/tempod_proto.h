@@ -15,7 +15,8 @@
  *
  * Descriptors travel with SCM_RIGHTS: the HELLO reply carries the fast tier's memory (a
  * memfd for DRAM, the DAX device), mapped once read-only by the client, so the extents of
- * a transferring claim are read in place; a STORE_PUT request carries a memfd holding the
+ * a transferring claim are read in place (on kmod: a read-only fd of the module's device,
+ * opened for that client); a STORE_PUT request carries a memfd holding the
  * object's bytes, sealed against shrinking (F_SEAL_SHRINK: the daemon maps it).
  * Documentation/tempod.md is the reference for every message.
  */
@@ -32,7 +33,10 @@
 /* Feature bits (HELLO). */
 #define TEMPOD_F_FAST_TIER_FD (1u << 0) /* the HELLO reply carries the fast tier's fd */
 #define TEMPOD_F_STORE_PUT (1u << 1)    /* STORE_PUT with a memfd */
-#define TEMPOD_F_ALL (TEMPOD_F_FAST_TIER_FD | TEMPOD_F_STORE_PUT)
+/* kmod: the HELLO reply carries a read-only fd of the module's device, opened for this
+ * client (not the daemon's: pins belong to the file that took them), to map whole. */
+#define TEMPOD_F_KMOD_FD (1u << 2)
+#define TEMPOD_F_ALL (TEMPOD_F_FAST_TIER_FD | TEMPOD_F_STORE_PUT | TEMPOD_F_KMOD_FD)
 
 #define TEMPOD_OP_REPLY 0x8000u
 
@@ -62,6 +66,7 @@ enum tempod_op {
   TEMPOD_OP_STORE_VERIFY = 23,  /* header only -> tempod_store_verified + store objects */
   TEMPOD_OP_STORE_GC = 24,      /* header only -> tempod_store_gc_reply */
   TEMPOD_OP_TIMELINESS = 25,    /* header only -> tempod_timeliness */
+  TEMPOD_OP_KMOD_ADD_OBJECTS = 26, /* tempod_kmod_objects + objects: placements on kmod */
 };
 
 /* 24 bytes, at the start of every message. */
@@ -84,14 +89,15 @@ struct tempod_hello {
   char engine[24];
 };
 
-/* 64 bytes (+ the fast tier's fd when features has TEMPOD_F_FAST_TIER_FD). */
+/* 64 bytes (+ the fast tier's fd when features has TEMPOD_F_FAST_TIER_FD, or the kmod
+ * device's when it has TEMPOD_F_KMOD_FD: then fast_tier_bytes is the device's logical size). */
 struct tempod_hello_reply {
   struct tempod_hdr hdr;
   __u32 features;        /* shared features */
   __u32 client_id;       /* this connection's id in the daemon */
   __u64 fast_tier_bytes; /* bytes to map from the fd (0: no fd) */
   __u64 fast_tier_align; /* map at a multiple of this (the DAX device's alignment) */
-  char device[16];       /* the daemon's device: "uring", NUL-padded */
+  char device[16];       /* the daemon's device: "uring" or "kmod", NUL-padded */
 };
 
 /* REPORT: 40 bytes + count struct tempo_object. */
@@ -252,6 +258,14 @@ struct tempod_timeliness {
   __u64 margin_buckets[TEMPOD_MARGIN_BUCKETS];
 };
 
+/* KMOD_ADD_OBJECTS: 32 bytes + count struct tempo_kmod_object (32 bytes each), placed all
+ * or none, as tempo_kmod_add_objects(). */
+struct tempod_kmod_objects {
+  struct tempod_hdr hdr;
+  __u32 count;
+  __u32 reserved;
+};
+
 /* A reply with one value (REPORT's claim id, an outcome, a count, a time). 32 bytes. */
 struct tempod_reply_value {
   struct tempod_hdr hdr;
@@ -267,6 +281,9 @@ struct tempod_extent {
 #define TEMPOD_MAX_OBJECTS \
   ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_report)) / sizeof(struct tempo_object))
 #define TEMPOD_MAX_ORDER ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_order)) / sizeof(__u64))
+#define TEMPOD_MAX_KMOD_OBJECTS                                 \
+  ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_kmod_objects)) / \
+   sizeof(struct tempo_kmod_object))
 #define TEMPOD_MAX_KEYS ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_keys)) / sizeof(__u64))
 #define TEMPOD_MAX_CLAIMS \
   ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_reply_value)) / sizeof(struct tempod_claim_entry))
@@ -298,6 +315,8 @@ static_assert(sizeof(struct tempod_store_object) == 128);
 static_assert(sizeof(struct tempod_store_verified) == 56);
 static_assert(sizeof(struct tempod_store_gc_reply) == 56);
 static_assert(sizeof(struct tempod_timeliness) == 168);
+static_assert(sizeof(struct tempod_kmod_objects) == 32);
+static_assert(sizeof(struct tempo_kmod_object) == 32);
 static_assert(sizeof(struct tempo_object) == 16);
 static_assert(sizeof(struct tempo_claim_info) == 104);
 static_assert(sizeof(struct tempo_counters) == 208);

@@ -389,6 +389,10 @@ const SettingKey kSettingKeys[] = {
      "tempod: 1..65536 replies waiting for one client, with its waits and store operations "
      "in flight, before its requests are not read",
      int_key<TEMPO_FIELD(daemon.max_queued), 1, 65536>},
+    {"daemon.max_put_bytes", "1GiB", "",
+     "tempod: bytes, the largest object one client put (`tempo_store_put`) may hand over; "
+     "larger puts get `EFBIG` and nothing is written",
+     bytes_key<TEMPO_FIELD(daemon.max_put_bytes)>},
     {"daemon.shares", "", "every engine `daemon.default_share`",
      "tempod: protected-capacity share weights of named engines, `engine:weight,...` (weights "
      "1..1000000); an engine's part of the budget is budget x its weight / the weights of the "

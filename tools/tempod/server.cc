@@ -16,25 +16,15 @@
 #include <tuple>
 
 #include "client/tempod_proto.h"
+#include "client/exposition.h"
 #include "client/wire.h"
+#include "kmod/kmod_device.h"
 #include "store/object_store.h"
 #include "store/verify_objects.h"
 #include "uring/uring_device.h"
 
 namespace tempo {
 namespace {
-
-// The protocol's commit margin buckets are the controller's.
-constexpr int64_t kProtoMarginBoundsMs[] = TEMPOD_MARGIN_BOUNDS_MS;
-static_assert(std::size(kProtoMarginBoundsMs) == kCommitMarginBoundsNs.size());
-constexpr bool same_margin_bounds() {
-  for (size_t i = 0; i < kCommitMarginBoundsNs.size(); ++i)
-    if (kProtoMarginBoundsMs[i] * kNsPerMs != kCommitMarginBoundsNs[i]) return false;
-  return true;
-}
-static_assert(same_margin_bounds());
-static_assert(TEMPOD_MARGIN_BUCKETS ==
-              std::tuple_size_v<decltype(ControllerStats::margin_buckets)>);
 
 constexpr int kBurst = 32;  // requests read from one client per wakeup (fairness)
 // epoll tags besides connection ids (which count up from 1).
@@ -57,6 +47,20 @@ std::vector<std::byte> make_reply(uint16_t op, uint64_t seq, int status, size_t 
 template <typename T>
 T* body(std::vector<std::byte>& buf) {
   return reinterpret_cast<T*>(buf.data());
+}
+
+// A request of a fixed part with `count` and `reserved` fields (Head) followed by `count`
+// items: the fixed part in *head and the items in *items. -EINVAL when the length is not
+// exactly that or `reserved` is not zero.
+template <typename Item, typename Head>
+int parse_counted(const std::byte* msg, size_t len, Head* head, std::vector<Item>* items) {
+  if (len < sizeof(Head)) return -EINVAL;
+  std::memcpy(head, msg, sizeof(Head));
+  if (head->reserved != 0 || len != sizeof(Head) + size_t{head->count} * sizeof(Item))
+    return -EINVAL;
+  items->resize(head->count);
+  if (head->count) std::memcpy(items->data(), msg + sizeof(Head), head->count * sizeof(Item));
+  return 0;
 }
 
 bool ended(ClaimState s) {
@@ -133,11 +137,16 @@ int Server::start(Context& ctx, const ServerOptions& options, std::unique_ptr<Se
       self->region_base_ = uring->region().base();
       self->region_bytes_ = uring->region().size();
       self->region_align_ = uring->region().alignment();
+    } else if (auto* kmod = dynamic_cast<KmodDevice*>(&st.device())) {
+      self->kmod_ = kmod;
+      self->region_base_ = kmod->mapping();
+      self->region_bytes_ = kmod->geometry().size;
+      self->region_align_ = kmod->geometry().extent_bytes;
     }
   });
   s->put_thread_ = std::thread([self] { self->put_worker(); });
   if (const int r = ctx.watch(s->epoll_fd_, [self] { self->on_events(); }); r != 0) {
-    *error = "tempod needs the threaded driver (device = uring)";
+    *error = "tempod needs the threaded driver (device = uring or kmod)";
     return r;
   }
   *out = std::move(s);
@@ -369,6 +378,21 @@ void Server::hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
     c.reading = false;  // nothing more from it: it closes on the error
     return reply_status(c, op, seq, -EACCES);
   }
+  // The descriptor bits are shared only where this device has that descriptor.
+  const uint32_t fd_bits = region_fd_ >= 0 ? TEMPOD_F_FAST_TIER_FD
+                           : kmod_         ? TEMPOD_F_KMOD_FD
+                                           : 0;
+  const uint32_t features =
+      h.features & ((TEMPOD_F_ALL & ~(TEMPOD_F_FAST_TIER_FD | TEMPOD_F_KMOD_FD)) | fd_bits);
+  // uring: the arena's memfd (or DAX fd), mapped read-only by every client. kmod: a new
+  // read-only file of the device for this client alone, never the daemon's own (whose
+  // pins and records its holder could drop or read); closed here once sent.
+  int pass = (features & TEMPOD_F_FAST_TIER_FD) != 0 ? region_fd_ : -1;
+  if ((features & TEMPOD_F_KMOD_FD) != 0 && (pass = kmod_->open_reader()) < 0) {
+    options_.log(3, "client " + std::to_string(c.id) +
+                        ": cannot open the device for it: " + std::strerror(-pass));
+    return reply_status(c, op, seq, pass);
+  }
   // A named engine is shared by every connection that gives its name; an unnamed one is
   // this connection's alone.
   const bool named = h.engine[0] != '\0';
@@ -388,18 +412,17 @@ void Server::hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
                       std::to_string(c.pid) + ") connected");
   auto m = make_reply<tempod_hello_reply>(op, seq, 0);
   auto* r = body<tempod_hello_reply>(m);
-  r->features = h.features & TEMPOD_F_ALL;
+  r->features = features;
   r->client_id = c.id;
-  const bool pass = region_fd_ >= 0 && (r->features & TEMPOD_F_FAST_TIER_FD) != 0;
-  if (pass) {
+  if (pass >= 0) {
     r->fast_tier_bytes = region_bytes_;
     r->fast_tier_align = region_align_;
   }
   const std::string dev = stack_->stats().device;
   std::memcpy(r->device, dev.data(), std::min(dev.size(), sizeof(r->device) - 1));
   // The first reply: the socket's buffer is empty, so it goes out now, fd included.
-  if (send_message(c.fd, m.data(), m.size(), pass ? region_fd_ : -1, MSG_DONTWAIT) < 0)
-    c.broken = true;
+  if (send_message(c.fd, m.data(), m.size(), pass, MSG_DONTWAIT) < 0) c.broken = true;
+  if (pass >= 0 && pass != region_fd_) close(pass);
 }
 
 void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
@@ -499,12 +522,8 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
   switch (op) {
     case TEMPOD_OP_REPORT: {
       tempod_report r;
-      if (len < sizeof(r)) return fail(-EINVAL);
-      std::memcpy(&r, msg, sizeof(r));
-      if (r.reserved != 0 || len != sizeof(r) + size_t{r.count} * sizeof(tempo_object))
-        return fail(-EINVAL);
-      std::vector<tempo_object> objects(r.count);
-      if (r.count) std::memcpy(objects.data(), msg + sizeof(r), r.count * sizeof(tempo_object));
+      std::vector<tempo_object> objects;
+      if (const int st = parse_counted(msg, len, &r, &objects); st != 0) return fail(st);
       int64_t id = 0;
       const int st = claim_op(c, op, 0, r.ttu_ns, objects, &id);
       return reply_value(c, op, seq, st, id);
@@ -527,12 +546,8 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       return handle_batch(c, msg, len, seq);
     case TEMPOD_OP_ORDER: {
       tempod_order o;
-      if (len < sizeof(o)) return fail(-EINVAL);
-      std::memcpy(&o, msg, sizeof(o));
-      if (o.reserved != 0 || len != sizeof(o) + size_t{o.count} * sizeof(uint64_t))
-        return fail(-EINVAL);
-      std::vector<ClaimId> ids(o.count);
-      if (o.count) std::memcpy(ids.data(), msg + sizeof(o), o.count * sizeof(uint64_t));
+      std::vector<ClaimId> ids;
+      if (const int st = parse_counted(msg, len, &o, &ids); st != 0) return fail(st);
       for (ClaimId id : ids)
         if (id != TEMPO_NO_CLAIM && !owns(c, id)) return fail(-ENOENT);
       Engine& e = *c.engine;
@@ -566,33 +581,35 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       return reply(c, std::move(m));
     }
     case TEMPOD_OP_TICK:
+      if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
       s.tick();
       return reply_status(c, op, seq, 0);
     case TEMPOD_OP_NOW:
+      if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
       return reply_value(c, op, seq, 0, ctx_.now());
     case TEMPOD_OP_STORE_LOOKUP: {
       tempod_keys k;
-      if (len < sizeof(k)) return fail(-EINVAL);
-      std::memcpy(&k, msg, sizeof(k));
-      if (k.reserved != 0 || len != sizeof(k) + size_t{k.count} * sizeof(uint64_t))
-        return fail(-EINVAL);
-      uint32_t n = 0;
-      for (uint64_t key; n < k.count; ++n) {
-        std::memcpy(&key, msg + sizeof(k) + n * sizeof(key), sizeof(key));
-        if (s.object_size(key) < 0) break;
+      std::vector<ObjectKey> keys;
+      if (const int st = parse_counted(msg, len, &k, &keys); st != 0) return fail(st);
+      const auto held = std::find_if(keys.begin(), keys.end(),
+                                     [&](ObjectKey key) { return s.object_size(key) < 0; });
+      return reply_value(c, op, seq, 0, held - keys.begin());
+    }
+    case TEMPOD_OP_KMOD_ADD_OBJECTS: {
+      tempod_kmod_objects k;
+      std::vector<tempo_kmod_object> objects;
+      if (const int st = parse_counted(msg, len, &k, &objects); st != 0) return fail(st);
+      std::vector<ObjectPlacement> placed(objects.size());
+      for (size_t i = 0; i < objects.size(); ++i) {
+        if (objects[i].reserved != 0) return fail(-EINVAL);
+        placed[i] = {objects[i].key, objects[i].offset, objects[i].bytes};
       }
-      return reply_value(c, op, seq, 0, n);
+      return reply_status(c, op, seq, ctx_.kmod_add_objects(placed));
     }
     case TEMPOD_OP_TIMELINESS: {
       if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
-      const ControllerStats cs = s.controller().stats();
       auto m = make_reply<tempod_timeliness>(op, seq, 0);
-      auto* t = body<tempod_timeliness>(m);
-      t->on_time = cs.on_time;
-      t->late = cs.late;
-      t->margin_count = cs.committed;
-      t->margin_sum_ns = cs.margin_sum_ns;
-      std::copy(cs.margin_buckets.begin(), cs.margin_buckets.end(), t->margin_buckets);
+      to_timeliness(s.controller().stats(), body<tempod_timeliness>(m));
       return reply(c, std::move(m));
     }
     case TEMPOD_OP_STORE_LIST:
@@ -619,6 +636,8 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
         // the pages cut off, and kill the daemon. Only files sealed against that are taken.
         const int seals = fcntl(fd, F_GET_SEALS);
         if (r.bytes == 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0) return fail(-EINVAL);
+        // Bounded before anything is mapped or written: a huge file never reaches the store.
+        if (r.bytes > options_.max_put_bytes) return fail(-EFBIG);
         p.key = r.key;
         p.bytes = r.bytes;
       } else {

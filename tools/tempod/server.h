@@ -39,6 +39,8 @@
 
 namespace tempo {
 
+class KmodDevice;
+
 struct ServerOptions {
   std::string socket = "/run/tempo/tempod.sock";
   mode_t mode = 0660;       // the socket's permissions
@@ -46,6 +48,8 @@ struct ServerOptions {
   // Replies waiting for a client, and its requests to be answered later (waits, store
   // operations), before its requests are not read.
   size_t max_queued = 256;
+  // The largest object one STORE_PUT may hand over (daemon.max_put_bytes); larger: -EFBIG.
+  uint64_t max_put_bytes = uint64_t{1} << 30;
   // Protected-capacity share weights by engine name (daemon.shares), and the others'.
   std::map<std::string, uint32_t> shares;
   uint32_t default_share = 1;
@@ -170,7 +174,9 @@ class Server final : private StackObserver {
   std::list<Waiter> waiters_;
   Stack* stack_ = nullptr;                                      // set on the loop thread at start
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once stopping
-  // The fast tier's memory as clients map it (the uring device's shareable region).
+  // The fast tier's memory as clients map it: the uring device's shareable region (its fd),
+  // or the kmod device's logical range (a read-only fd opened per client).
+  KmodDevice* kmod_ = nullptr;
   int region_fd_ = -1;
   const std::byte* region_base_ = nullptr;
   uint64_t region_bytes_ = 0;
