@@ -370,8 +370,7 @@ int DaemonClient::store_lookup(const uint64_t* keys, size_t count, size_t* prefi
     auto m = make_request<tempod_keys>(TEMPOD_OP_STORE_LOOKUP);
     m.count = static_cast<uint32_t>(n);
     std::vector<std::byte> reply;
-    if (const int r = call_counted(&m, keys + done, n * sizeof(uint64_t), &reply); r != 0)
-      return r;
+    if (const int r = call_counted(&m, keys + done, n * sizeof(uint64_t), &reply); r != 0) return r;
     const auto* v = reply_as<tempod_reply_value>(reply);
     if (!v || v->value < 0 || static_cast<size_t>(v->value) > n) return -EPROTO;
     done += static_cast<size_t>(v->value);

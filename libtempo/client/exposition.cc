@@ -117,7 +117,6 @@ std::string prometheus_text(const tempo_counters& s, const tempod_timeliness& t)
   return out;
 }
 
-
 json prometheus_doc(const tempo_counters& s, const tempod_timeliness& t) {
   json doc = json::object();
   for (const Metric& m : kMetrics) doc[m.name] = m.value(s);
@@ -172,8 +171,8 @@ json counters_doc(const std::string& device, const tempo_counters& s, const temp
               {"retrievals_on_time", t.on_time},
               {"retrievals_late", t.late},
               {"commit_margin_sum_ns", t.margin_sum_ns},
-              {"commit_margin_buckets", std::vector<uint64_t>(std::begin(t.margin_buckets),
-                                                              std::end(t.margin_buckets))}};
+              {"commit_margin_buckets",
+               std::vector<uint64_t>(std::begin(t.margin_buckets), std::end(t.margin_buckets))}};
 }
 
 }  // namespace tempo

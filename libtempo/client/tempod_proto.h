@@ -41,31 +41,31 @@
 #define TEMPOD_OP_REPLY 0x8000u
 
 enum tempod_op {
-  TEMPOD_OP_HELLO = 1,          /* tempod_hello -> tempod_hello_reply (+ fd) */
-  TEMPOD_OP_REPORT = 2,         /* tempod_report + objects -> tempod_reply_id */
-  TEMPOD_OP_REVISE = 3,         /* tempod_claim_arg (arg = ttu_ns) */
-  TEMPOD_OP_ORDER = 4,          /* tempod_order + ids */
-  TEMPOD_OP_RETRIEVAL = 5,      /* tempod_claim_arg -> tempod_reply_value (outcome) */
-  TEMPOD_OP_QUERY = 6,          /* tempod_claim_arg -> struct tempo_claim_info */
-  TEMPOD_OP_TRANSFER_BEGIN = 7, /* tempod_claim_arg */
-  TEMPOD_OP_TRANSFER_END = 8,   /* tempod_claim_arg */
-  TEMPOD_OP_CANCEL = 9,         /* tempod_claim_arg */
-  TEMPOD_OP_WAIT_READY = 10,    /* tempod_claim_arg (arg = timeout_ns) -> tempod_reply_value */
-  TEMPOD_OP_EXTENTS = 11,       /* tempod_claim_arg -> tempod_reply_value (count) + extents */
-  TEMPOD_OP_ORDINARY_READ = 12, /* tempod_claim_arg */
-  TEMPOD_OP_STATS = 13,         /* header only -> struct tempo_counters */
-  TEMPOD_OP_TICK = 14,          /* header only */
-  TEMPOD_OP_STORE_PUT = 15,     /* tempod_store_put + memfd */
-  TEMPOD_OP_NOW = 16,           /* header only -> tempod_reply_value (ns) */
-  TEMPOD_OP_STORE_LOOKUP = 17,  /* tempod_keys + keys -> tempod_reply_value (prefix) */
-  TEMPOD_OP_STORE_DELETE = 18,  /* tempod_key */
-  TEMPOD_OP_BATCH = 19,         /* tempod_batch + entries -> tempod_reply_value + results */
-  TEMPOD_OP_CLAIMS = 20,        /* tempod_claims -> tempod_reply_value + tempod_claim_entry */
-  TEMPOD_OP_LABEL = 21,         /* tempod_label: the engine's request id of a claim */
-  TEMPOD_OP_STORE_LIST = 22,    /* tempod_store_list -> tempod_reply_value + store objects */
-  TEMPOD_OP_STORE_VERIFY = 23,  /* header only -> tempod_store_verified + store objects */
-  TEMPOD_OP_STORE_GC = 24,      /* header only -> tempod_store_gc_reply */
-  TEMPOD_OP_TIMELINESS = 25,    /* header only -> tempod_timeliness */
+  TEMPOD_OP_HELLO = 1,             /* tempod_hello -> tempod_hello_reply (+ fd) */
+  TEMPOD_OP_REPORT = 2,            /* tempod_report + objects -> tempod_reply_id */
+  TEMPOD_OP_REVISE = 3,            /* tempod_claim_arg (arg = ttu_ns) */
+  TEMPOD_OP_ORDER = 4,             /* tempod_order + ids */
+  TEMPOD_OP_RETRIEVAL = 5,         /* tempod_claim_arg -> tempod_reply_value (outcome) */
+  TEMPOD_OP_QUERY = 6,             /* tempod_claim_arg -> struct tempo_claim_info */
+  TEMPOD_OP_TRANSFER_BEGIN = 7,    /* tempod_claim_arg */
+  TEMPOD_OP_TRANSFER_END = 8,      /* tempod_claim_arg */
+  TEMPOD_OP_CANCEL = 9,            /* tempod_claim_arg */
+  TEMPOD_OP_WAIT_READY = 10,       /* tempod_claim_arg (arg = timeout_ns) -> tempod_reply_value */
+  TEMPOD_OP_EXTENTS = 11,          /* tempod_claim_arg -> tempod_reply_value (count) + extents */
+  TEMPOD_OP_ORDINARY_READ = 12,    /* tempod_claim_arg */
+  TEMPOD_OP_STATS = 13,            /* header only -> struct tempo_counters */
+  TEMPOD_OP_TICK = 14,             /* header only */
+  TEMPOD_OP_STORE_PUT = 15,        /* tempod_store_put + memfd */
+  TEMPOD_OP_NOW = 16,              /* header only -> tempod_reply_value (ns) */
+  TEMPOD_OP_STORE_LOOKUP = 17,     /* tempod_keys + keys -> tempod_reply_value (prefix) */
+  TEMPOD_OP_STORE_DELETE = 18,     /* tempod_key */
+  TEMPOD_OP_BATCH = 19,            /* tempod_batch + entries -> tempod_reply_value + results */
+  TEMPOD_OP_CLAIMS = 20,           /* tempod_claims -> tempod_reply_value + tempod_claim_entry */
+  TEMPOD_OP_LABEL = 21,            /* tempod_label: the engine's request id of a claim */
+  TEMPOD_OP_STORE_LIST = 22,       /* tempod_store_list -> tempod_reply_value + store objects */
+  TEMPOD_OP_STORE_VERIFY = 23,     /* header only -> tempod_store_verified + store objects */
+  TEMPOD_OP_STORE_GC = 24,         /* header only -> tempod_store_gc_reply */
+  TEMPOD_OP_TIMELINESS = 25,       /* header only -> tempod_timeliness */
   TEMPOD_OP_KMOD_ADD_OBJECTS = 26, /* tempod_kmod_objects + objects: placements on kmod */
 };
 
@@ -281,9 +281,8 @@ struct tempod_extent {
 #define TEMPOD_MAX_OBJECTS \
   ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_report)) / sizeof(struct tempo_object))
 #define TEMPOD_MAX_ORDER ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_order)) / sizeof(__u64))
-#define TEMPOD_MAX_KMOD_OBJECTS                                 \
-  ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_kmod_objects)) / \
-   sizeof(struct tempo_kmod_object))
+#define TEMPOD_MAX_KMOD_OBJECTS \
+  ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_kmod_objects)) / sizeof(struct tempo_kmod_object))
 #define TEMPOD_MAX_KEYS ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_keys)) / sizeof(__u64))
 #define TEMPOD_MAX_CLAIMS \
   ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_reply_value)) / sizeof(struct tempod_claim_entry))

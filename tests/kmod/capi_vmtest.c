@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mempolicy.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,7 +29,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -637,8 +637,8 @@ static int run_daemon_kill(struct run* r, const char* socket, const char* dev) {
   struct tempo_counters mid;
   tempo_ctx_stats(r->ctx, &mid, sizeof mid);
   const uint64_t held = kmod_pins(dev);
-  result(got == 1 && c == 'S' && mid.ledger_bytes == 2 * r->obj_bytes && held > 0,
-         "victim_staging", "victim said '%c', ledger %llu, kernel pins %llu", got == 1 ? c : '-',
+  result(got == 1 && c == 'S' && mid.ledger_bytes == 2 * r->obj_bytes && held > 0, "victim_staging",
+         "victim said '%c', ledger %llu, kernel pins %llu", got == 1 ? c : '-',
          (unsigned long long)mid.ledger_bytes, (unsigned long long)held);
   kill(victim, SIGKILL);
   int status = 0;
@@ -646,8 +646,7 @@ static int run_daemon_kill(struct run* r, const char* socket, const char* dev) {
   struct tempo_counters s;
   uint64_t pins = 0;
   const bool drained = daemon_drained(r, &s, &pins);
-  result(drained && s.claims_cancelled >= mid.claims_cancelled + 1,
-         "killed_client_leaves_nothing",
+  result(drained && s.claims_cancelled >= mid.claims_cancelled + 1, "killed_client_leaves_nothing",
          "ledger %llu live %llu pinned %llu kernel pins %llu cancelled %llu -> %llu",
          (unsigned long long)s.ledger_bytes, (unsigned long long)s.claims_live,
          (unsigned long long)s.pinned_bytes, (unsigned long long)pins,

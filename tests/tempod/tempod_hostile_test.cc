@@ -522,10 +522,10 @@ TEST_F(TempodHostileTest, AnOversizedPutIsRefusedAndNothingIsWritten) {
   // A put of `bytes` from a file of `file_bytes` (default: as many).
   const auto put = [&](uint64_t key, uint64_t bytes, uint64_t file_bytes = 0) {
     const int fd = make_memfd(file_bytes ? file_bytes : bytes, true);
-    const int st = c.roundtrip(
-        bytes_of(tempod_store_put{header(TEMPOD_OP_STORE_PUT, sizeof(tempod_store_put), key), key,
-                                  bytes}),
-        {fd});
+    const int st =
+        c.roundtrip(bytes_of(tempod_store_put{
+                        header(TEMPOD_OP_STORE_PUT, sizeof(tempod_store_put), key), key, bytes}),
+                    {fd});
     close(fd);
     return st;
   };

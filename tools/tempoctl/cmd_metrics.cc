@@ -91,7 +91,7 @@ int cmd_metrics(const Args& args) {
   tempo_counters s{};
   tempod_timeliness t{};
   if (const int r = daemon_counters(args, "metrics", &device, &s, &t); r != 0) return r;
-  if (args.json()) {
+  if (args.has("json")) {
     print_json(prometheus_doc(s, t));
     return 0;
   }

@@ -1,4 +1,5 @@
-// tempoctl stats and claims: a running instance's control socket, or a tempo.ko device.
+// tempoctl stats and claims: a running instance's control socket, a tempod, or a tempo.ko
+// device.
 #include <fcntl.h>
 #include <linux/tempo.h>
 #include <poll.h>
@@ -130,7 +131,7 @@ int print_claims(const Args& args, const json& reply_claims) {
     const bool ended = st == "RELEASED" || st == "CANCELLED" || st == "ORDINARY" || st == "FAILED";
     if (!ended || args.has("all")) claims.push_back(c);
   }
-  if (args.json()) {
+  if (args.has("json")) {
     print_json(claims);
     return 0;
   }
@@ -172,7 +173,8 @@ int cmd_stats(const Args& args) {
       return fail("stats", error);
     stats = reply["stats"];
   }
-  if (args.json()) {
+  // A tempod's stats are JSON unless --human, as ndctl's listings.
+  if (args.has("json") || (args.has("daemon") && !args.has("human"))) {
     print_json(stats);
     return 0;
   }

@@ -1,6 +1,7 @@
 #include "server.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -15,8 +16,8 @@
 #include <iterator>
 #include <tuple>
 
-#include "client/tempod_proto.h"
 #include "client/exposition.h"
+#include "client/tempod_proto.h"
 #include "client/wire.h"
 #include "kmod/kmod_device.h"
 #include "store/object_store.h"
@@ -30,6 +31,14 @@ constexpr int kBurst = 32;  // requests read from one client per wakeup (fairnes
 // epoll tags besides connection ids (which count up from 1).
 constexpr uint64_t kListenTag = ~uint64_t{0};
 constexpr uint64_t kTimerTag = ~uint64_t{0} - 1;
+constexpr uint64_t kMetricsListenTag = ~uint64_t{0} - 2;
+constexpr uint64_t kMetricsTag = uint64_t{1} << 62;  // + n: metrics connection n
+// The metrics listener's bounds: connections at once, request bytes, and how long one
+// connection may take from accept to the end of its reply (Prometheus' default scrape
+// timeout).
+constexpr size_t kMetricsConns = 8;
+constexpr size_t kMetricsRequestBytes = 4096;
+constexpr TimeNs kMetricsDeadline = 10 * kNsPerSec;
 
 template <typename T>
 std::vector<std::byte> make_reply(uint16_t op, uint64_t seq, int status, size_t extra = 0) {
@@ -65,6 +74,25 @@ int parse_counted(const std::byte* msg, size_t len, Head* head, std::vector<Item
 
 bool ended(ClaimState s) {
   return s == ClaimState::kReleased || s == ClaimState::kCancelled || s == ClaimState::kFailed;
+}
+
+// A non-blocking TCP listener on addr:port (network order address). 0, or -errno.
+int listen_tcp(uint32_t addr, uint16_t port, int* out, std::string* error) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = addr;
+  a.sin_port = htons(port);
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int on = 1;
+  if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+      bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(fd, 16) != 0) {
+    const int err = errno;
+    if (fd >= 0) close(fd);
+    *error = "daemon.metrics_listen port " + std::to_string(port) + ": " + std::strerror(err);
+    return -err;
+  }
+  *out = fd;
+  return 0;
 }
 
 int bind_socket(const std::string& path, int* out, std::string* error) {
@@ -115,10 +143,17 @@ int Server::start(Context& ctx, const ServerOptions& options, std::unique_ptr<Se
     *error = "'" + options.socket + "': permissions: " + std::strerror(err);
     return -err;
   }
+  if (options.metrics_port != 0) {
+    if (const int r =
+            listen_tcp(options.metrics_addr, options.metrics_port, &s->metrics_fd_, error);
+        r != 0)
+      return r;
+  }
   s->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   s->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  for (auto [fd, tag] :
-       {std::pair{s->listen_fd_, kListenTag}, std::pair{s->timer_fd_, kTimerTag}}) {
+  for (auto [fd, tag] : {std::pair{s->listen_fd_, kListenTag}, std::pair{s->timer_fd_, kTimerTag},
+                         std::pair{s->metrics_fd_, kMetricsListenTag}}) {
+    if (fd < 0 && tag == kMetricsListenTag) continue;  // no metrics listener
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = tag;
@@ -164,11 +199,12 @@ Server::~Server() {
   ctx_.call([this](Stack& st) {
     *alive_ = false;
     while (!conns_.empty()) close_conn(*conns_.begin()->second);
+    while (!metrics_.empty()) close_metrics(metrics_.begin()->first);
     if (stack_) st.set_observer(nullptr);
   });
   for (const Put& p : puts_)
     if (p.fd >= 0) close(p.fd);
-  for (int fd : {listen_fd_, epoll_fd_, timer_fd_})
+  for (int fd : {listen_fd_, epoll_fd_, timer_fd_, metrics_fd_})
     if (fd >= 0) close(fd);
   if (listen_fd_ >= 0) unlink(options_.socket.c_str());
 }
@@ -192,6 +228,14 @@ void Server::on_events() {
       [[maybe_unused]] ssize_t r = read(timer_fd_, &v, sizeof(v));
       continue;
     }
+    if (tag == kMetricsListenTag) {
+      accept_metrics();
+      continue;
+    }
+    if (tag >= kMetricsTag) {
+      on_metrics(tag, evs[i].events);
+      continue;
+    }
     // By id, never by fd: a connection closed earlier in this round may have left its
     // events behind, and its fd number may already belong to a new one.
     Conn* c = find(static_cast<uint32_t>(tag));
@@ -204,6 +248,7 @@ void Server::on_events() {
     if ((evs[i].events & EPOLLIN) != 0) on_readable(*c);
   }
   check_waiters(*stack_);
+  expire_metrics();
   arm_deadline();
 }
 
@@ -379,9 +424,7 @@ void Server::hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
     return reply_status(c, op, seq, -EACCES);
   }
   // The descriptor bits are shared only where this device has that descriptor.
-  const uint32_t fd_bits = region_fd_ >= 0 ? TEMPOD_F_FAST_TIER_FD
-                           : kmod_         ? TEMPOD_F_KMOD_FD
-                                           : 0;
+  const uint32_t fd_bits = region_fd_ >= 0 ? TEMPOD_F_FAST_TIER_FD : kmod_ ? TEMPOD_F_KMOD_FD : 0;
   const uint32_t features =
       h.features & ((TEMPOD_F_ALL & ~(TEMPOD_F_FAST_TIER_FD | TEMPOD_F_KMOD_FD)) | fd_bits);
   // uring: the arena's memfd (or DAX fd), mapped read-only by every client. kmod: a new
@@ -908,6 +951,7 @@ void Server::check_waiters(Stack& s) {
 void Server::arm_deadline() {
   TimeNs next = kNever;
   for (const Waiter& w : waiters_) next = std::min(next, w.deadline);
+  for (const auto& [tag, m] : metrics_) next = std::min(next, m.deadline);
   itimerspec its{};
   if (next != kNever) {
     const TimeNs at = std::max<TimeNs>(next, 1);
@@ -915,6 +959,86 @@ void Server::arm_deadline() {
     its.it_value.tv_nsec = at % kNsPerSec;
   }
   timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &its, nullptr);
+}
+
+void Server::accept_metrics() {
+  while (true) {
+    const int fd = accept4(metrics_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (metrics_.size() >= kMetricsConns) {  // full: this one is closed at once
+      close(fd);
+      continue;
+    }
+    const uint64_t tag = kMetricsTag + next_metrics_++;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      close(fd);
+      continue;
+    }
+    metrics_[tag] = MetricsConn{fd, {}, {}, saturating_deadline(ctx_.now(), kMetricsDeadline)};
+  }
+}
+
+void Server::on_metrics(uint64_t tag, uint32_t events) {
+  const auto it = metrics_.find(tag);
+  if (it == metrics_.end()) return;
+  MetricsConn& m = it->second;
+  if (m.out.empty() && (events & EPOLLIN) != 0) {
+    char buf[kMetricsRequestBytes];
+    const ssize_t n = recv(m.fd, buf, kMetricsRequestBytes - m.in.size(), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN)) return close_metrics(tag);
+    if (n > 0) m.in.append(buf, static_cast<size_t>(n));
+    const bool whole = m.in.find("\r\n\r\n") != std::string::npos;
+    if (!whole && m.in.size() < kMetricsRequestBytes) return;  // more to come
+    m.out = metrics_reply(whole ? m.in : std::string());
+    epoll_event ev{};
+    ev.events = EPOLLOUT;
+    ev.data.u64 = tag;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, m.fd, &ev);
+  } else if ((events & (EPOLLHUP | EPOLLERR)) != 0) {
+    return close_metrics(tag);
+  }
+  if (m.out.empty()) return;
+  const ssize_t n = send(m.fd, m.out.data(), m.out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n < 0 && errno != EAGAIN) return close_metrics(tag);
+  if (n > 0) m.out.erase(0, static_cast<size_t>(n));
+  if (m.out.empty()) close_metrics(tag);  // one reply per connection
+}
+
+std::string Server::metrics_reply(const std::string& request) {
+  const auto reply = [](const char* status, const std::string& type, const std::string& body) {
+    return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+           body;
+  };
+  const std::string line = request.substr(0, request.find("\r\n"));
+  if (line.empty() || (!line.ends_with(" HTTP/1.1") && !line.ends_with(" HTTP/1.0")))
+    return reply("400 Bad Request", "text/plain", "a GET request line is needed\n");
+  if (line != "GET /metrics HTTP/1.1" && line != "GET /metrics HTTP/1.0")
+    return reply("404 Not Found", "text/plain", "only GET /metrics is served\n");
+  tempo_counters c;
+  to_counters(stack_->stats(), &c);
+  tempod_timeliness t{};
+  to_timeliness(stack_->controller().stats(), &t);
+  return reply("200 OK", "text/plain; version=0.0.4", prometheus_text(c, t));
+}
+
+void Server::close_metrics(uint64_t tag) {
+  const auto it = metrics_.find(tag);
+  if (it == metrics_.end()) return;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
+  close(it->second.fd);
+  metrics_.erase(it);
+}
+
+void Server::expire_metrics() {
+  const TimeNs now = ctx_.now();
+  std::vector<uint64_t> late;
+  for (const auto& [tag, m] : metrics_)
+    if (m.deadline <= now) late.push_back(tag);
+  for (uint64_t tag : late) close_metrics(tag);
 }
 
 void Server::on_claim_ready(ClaimId) { check_waiters(*stack_); }
