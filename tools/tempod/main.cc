@@ -54,7 +54,8 @@ void notify_ready() {
 }
 
 const tempo::cli::Option kOptions[] = {
-    {"config", 'c', "file", "the configuration (device = uring or kmod, daemon.* keys); required"},
+    {"config", 'c', "file",
+     "the configuration file (device uring or kmod, store, daemon.* keys); required"},
     {"socket", 's', "path", "the socket to serve (overrides daemon.socket)"},
 };
 
