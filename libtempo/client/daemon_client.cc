@@ -120,6 +120,7 @@ int DaemonClient::connect_locked(std::string* error) {
   }
   if (device_[0] == '\0')
     std::memcpy(device_, reply.device, sizeof(reply.device));  // read unlocked
+  reads_spread_.store((reply.features & TEMPOD_F_TTU_SPREAD) != 0, std::memory_order_relaxed);
   std::lock_guard send(send_mu_);
   sock_ = s;
   ++connection_;
@@ -403,7 +404,8 @@ int DaemonClient::batch(std::span<const BatchOp> ops, std::vector<BatchResult>* 
     size_t first = next;
     for (; next < ops.size(); ++next) {
       const BatchOp& o = ops[next];
-      const size_t add = sizeof(tempod_batch_entry) + o.objects.size() * sizeof(tempo_object);
+      const size_t payload = o.spread ? sizeof(tempod_ttu_spread) : o.objects.size_bytes();
+      const size_t add = sizeof(tempod_batch_entry) + payload;
       if (buf.size() + add > TEMPOD_MAX_MESSAGE) {
         if (next == first) return -E2BIG;
         break;
@@ -416,8 +418,13 @@ int DaemonClient::batch(std::span<const BatchOp> ops, std::vector<BatchResult>* 
       const size_t at = buf.size();
       buf.resize(at + add);
       std::memcpy(buf.data() + at, &e, sizeof(e));
-      if (!o.objects.empty())
+      if (o.spread) {
+        tempod_ttu_spread q{};
+        std::copy(o.spread->at.begin(), o.spread->at.end(), q.at);
+        std::memcpy(buf.data() + at + sizeof(e), &q, sizeof(q));
+      } else if (!o.objects.empty()) {
         std::memcpy(buf.data() + at + sizeof(e), o.objects.data(), o.objects.size_bytes());
+      }
     }
     auto m = make_request<tempod_batch>(TEMPOD_OP_BATCH);
     m.hdr.len = static_cast<uint32_t>(buf.size());

@@ -9,6 +9,7 @@
 // their ids answer -ENOENT), or returns the connect's error (-ECONNREFUSED, -ENOENT).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "client/tempod_proto.h"
+#include "runtime/ttu_quantiles.h"
 #include "tempo/tempo.h"
 
 namespace tempo {
@@ -37,6 +39,8 @@ class DaemonClient {
   // The daemon's device ("uring") as the first connection found it; stable storage for
   // tempo_ctx_device().
   const char* device() const { return device_; }
+  // Whether the daemon's policy reads TTU spreads (TEMPOD_F_TTU_SPREAD at the last connect).
+  bool reads_spread() const { return reads_spread_.load(std::memory_order_relaxed); }
 
   // The C ABI's operations (include/tempo/tempo.h), same arguments and return codes, plus
   // -ECONNRESET (daemon gone) and -E2BIG (more objects, ids or extents than a message holds).
@@ -63,12 +67,14 @@ class DaemonClient {
   int fast_tier(void** base, uint64_t* bytes);
 
   // One operation of a batch (TEMPOD_OP_BATCH): REPORT (arg = TTU, objects), REVISE (arg =
-  // TTU), CANCEL, RETRIEVAL, TRANSFER_BEGIN or TRANSFER_END of claim `id`.
+  // TTU), REVISE_SPREAD (arg = TTU, spread), CANCEL, RETRIEVAL, TRANSFER_BEGIN or
+  // TRANSFER_END of claim `id`.
   struct BatchOp {
     uint16_t op;
     tempo_claim_id id;
     int64_t arg;
     std::span<const tempo_object> objects;
+    const tempo::TtuQuantiles* spread = nullptr;  // REVISE_SPREAD's
   };
   struct BatchResult {
     int status;     // as the single call would return
@@ -125,6 +131,7 @@ class DaemonClient {
   std::string socket_;
   std::string engine_;
   char device_[17] = {};
+  std::atomic<bool> reads_spread_{false};
 
   std::mutex send_mu_;  // one sender at a time; taken after mu_ when both are held
   std::mutex mu_;

@@ -33,10 +33,14 @@
 /* Feature bits (HELLO). */
 #define TEMPOD_F_FAST_TIER_FD (1u << 0) /* the HELLO reply carries the fast tier's fd */
 #define TEMPOD_F_STORE_PUT (1u << 1)    /* STORE_PUT with a memfd */
+#define TEMPOD_F_TTU_SPREAD                                        \
+  (1u << 2) /* granted when the daemon's policy reads TTU spreads: \
+             revisions are worth sending as REVISE_SPREAD */
 /* kmod: the HELLO reply carries a read-only fd of the module's device, opened for this
  * client (not the daemon's: pins belong to the file that took them), to map whole. */
-#define TEMPOD_F_KMOD_FD (1u << 2)
-#define TEMPOD_F_ALL (TEMPOD_F_FAST_TIER_FD | TEMPOD_F_STORE_PUT | TEMPOD_F_KMOD_FD)
+#define TEMPOD_F_KMOD_FD (1u << 3)
+#define TEMPOD_F_ALL \
+  (TEMPOD_F_FAST_TIER_FD | TEMPOD_F_STORE_PUT | TEMPOD_F_TTU_SPREAD | TEMPOD_F_KMOD_FD)
 
 #define TEMPOD_OP_REPLY 0x8000u
 
@@ -66,7 +70,8 @@ enum tempod_op {
   TEMPOD_OP_STORE_VERIFY = 23,     /* header only -> tempod_store_verified + store objects */
   TEMPOD_OP_STORE_GC = 24,         /* header only -> tempod_store_gc_reply */
   TEMPOD_OP_TIMELINESS = 25,       /* header only -> tempod_timeliness */
-  TEMPOD_OP_KMOD_ADD_OBJECTS = 26, /* tempod_kmod_objects + objects: placements on kmod */
+  TEMPOD_OP_REVISE_SPREAD = 26,    /* in a BATCH only: REVISE with the TTU's distribution */
+  TEMPOD_OP_KMOD_ADD_OBJECTS = 27, /* tempod_kmod_objects + objects: placements on kmod */
 };
 
 /* 24 bytes, at the start of every message. */
@@ -153,13 +158,21 @@ struct tempod_batch {
 };
 
 /* 24 bytes. op: REPORT (arg = ttu_ns, count objects follow, id 0), REVISE (arg = ttu_ns),
- * CANCEL, RETRIEVAL, TRANSFER_BEGIN, TRANSFER_END (count 0, and arg 0 but for REVISE). */
+ * REVISE_SPREAD (arg = ttu_ns, a tempod_ttu_spread follows), CANCEL, RETRIEVAL,
+ * TRANSFER_BEGIN, TRANSFER_END (count 0, and arg 0 but for REVISE and REVISE_SPREAD). */
 struct tempod_batch_entry {
   __u16 op;
   __u16 reserved;
   __u32 count;
   __u64 id;
   __s64 arg;
+};
+
+/* A REVISE_SPREAD entry's TTU distribution: the TTU by which retrieval begins with
+ * probability 0.05, 0.25, 0.5, 0.75 and 0.95 (Documentation/risk-policy.md), in ns,
+ * non-decreasing (-EINVAL otherwise). 40 bytes. */
+struct tempod_ttu_spread {
+  __s64 at[5];
 };
 
 /* 16 bytes: the entry's status as its single op would answer it; value: REPORT's claim id,
@@ -306,6 +319,7 @@ static_assert(sizeof(struct tempod_key) == 40);
 static_assert(sizeof(struct tempod_batch) == 32);
 static_assert(sizeof(struct tempod_batch_entry) == 24);
 static_assert(sizeof(struct tempod_batch_result) == 16);
+static_assert(sizeof(struct tempod_ttu_spread) == 40);
 static_assert(sizeof(struct tempod_claims) == 40);
 static_assert(sizeof(struct tempod_claim_entry) == 184);
 static_assert(sizeof(struct tempod_label) == 72);

@@ -326,7 +326,10 @@ const SettingKey kSettingKeys[] = {
     {"budget_bytes", "50GiB", "",
      "bytes, below `fast_tier_bytes` (on `uring`, below the fast tier actually mapped)",
      bytes_key<TEMPO_FIELD(budget_bytes)>},
-    {"policy", "tempo", "", "`demand`, `immediate`, `queue-K` (K >= 1), `tempo-static`, `tempo`",
+    {"policy", "tempo", "",
+     "`demand`, `immediate`, `queue-K` (K >= 1), `tempo-static`, `tempo`, `tempo-risk` or "
+     "`tempo-risk:W` (W > 0; the per-step call gives it the TTU spread, "
+     "[risk-policy.md](risk-policy.md))",
      policy_key},
     {"tick", "50ms", "", "a duration: `50ms`, `2s`, `100us`, `250ns` (a plain number is ms)",
      duration_key<TEMPO_FIELD(tick_ns), false>},

@@ -757,6 +757,12 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
       }
       ++count;
     }
+    void add_spread(uint64_t id, int64_t ttu, const tempod_ttu_spread& q, size_t size = sizeof q) {
+      add(TEMPOD_OP_REVISE_SPREAD, id, ttu);
+      const size_t at = bytes.size();
+      bytes.resize(at + size);
+      std::memcpy(bytes.data() + at, &q, size);
+    }
     const std::byte* seal(uint64_t seq) {
       tempod_batch b{};
       b.hdr = {TEMPOD_OP_BATCH, TEMPOD_PROTO_VERSION, uint32_t(bytes.size()), seq, 0, 0};
@@ -792,6 +798,7 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
 
   Msg ops;
   ops.add(TEMPOD_OP_REVISE, a, 5'000'000'000);
+  ops.add_spread(a, 5'000'000'000, {{1, 2, 5'000'000'000, 6'000'000'000, 7'000'000'000}});
   ops.add(TEMPOD_OP_CANCEL, b, 0);
   ops.add(TEMPOD_OP_CANCEL, b, 0);  // twice: ended, -EINVAL as alone
   ops.add(TEMPOD_OP_CANCEL, 424242, 0);
@@ -799,13 +806,14 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
   r = roundtrip(s, ops.seal(3), ops.bytes.size());
   ASSERT_EQ(status_of(r), 0);
   res = results(r);
-  ASSERT_EQ(res.size(), 5u);
+  ASSERT_EQ(res.size(), 6u);
   EXPECT_EQ(res[0].status, 0);
   EXPECT_EQ(res[1].status, 0);
-  EXPECT_EQ(res[2].status, -EINVAL);
-  EXPECT_EQ(res[3].status, -ENOENT);
-  EXPECT_EQ(res[4].status, 0);
-  EXPECT_TRUE(res[4].value == TEMPO_RETRIEVAL_READY || res[4].value == TEMPO_RETRIEVAL_WAIT);
+  EXPECT_EQ(res[2].status, 0);
+  EXPECT_EQ(res[3].status, -EINVAL);
+  EXPECT_EQ(res[4].status, -ENOENT);
+  EXPECT_EQ(res[5].status, 0);
+  EXPECT_TRUE(res[5].value == TEMPO_RETRIEVAL_READY || res[5].value == TEMPO_RETRIEVAL_WAIT);
 
   // Malformed: the whole message is refused and its valid entries do not run.
   Msg c1;
@@ -823,8 +831,14 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
   Msg c5;
   c5.add(TEMPOD_OP_REPORT, 0, 1, 1);
   c5.bytes.resize(c5.bytes.size() + 8);  // trailing bytes
+  Msg c6;
+  c6.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c6.add_spread(a, 1, {{3, 2, 4, 5, 6}});  // a spread that is not non-decreasing
+  Msg c7;
+  c7.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c7.add_spread(a, 1, {{1, 2, 3, 4, 5}}, 32);  // a spread cut short
   uint64_t seq = 10;
-  for (Msg* m : {&c1, &c2, &c3, &c4, &c5}) {
+  for (Msg* m : {&c1, &c2, &c3, &c4, &c5, &c6, &c7}) {
     r = roundtrip(s, m->seal(seq), m->bytes.size());
     EXPECT_EQ(status_of(r), -EINVAL) << "message " << seq;
     ++seq;
@@ -836,6 +850,52 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
   std::memcpy(&stats, r.data() + sizeof(tempod_hdr), sizeof(stats));
   EXPECT_EQ(stats.claims_reported, 2u);  // none of the refused messages' reports ran
   close(s);
+}
+
+// The per-step call in client mode sends each claim's TTU spread (REVISE_SPREAD): under
+// tempo-risk a claim whose spread straddles its TTR commits at the step, under tempo it
+// waits. One slot, held by a sequence with one token out; outputs end at 4 or 64 tokens,
+// ten of each: the claim's retrieval begins after 3 decode steps (~16 ms) with probability
+// 0.5, after 63 (~330 ms) otherwise, ~170 ms at the mean. Its one 256 KiB object stages
+// in ~125 ms at the 2 MiB/s calibrated rate.
+TEST_F(TempodTest, RuntimeStepSendsTheSpreadToTheDaemonsRiskRule) {
+  for (const char* policy : {"tempo", "tempo-risk"}) {
+    SCOPED_TRACE(policy);
+    write_conf(std::string("policy = ") + policy + "\ncalibration_rate = 2MiB\ntick = 60s\n");
+    start_daemon();
+    tempo_ctx* c = must_client();
+    ASSERT_NE(c, nullptr);
+    put(c, 31);
+    const tempo_object objs[] = {{31, kObjectBytes}};
+    tempo_claim_id id = 0;
+    ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
+    tempo_runtime_config rc{};
+    rc.max_active = 1;
+    rc.generation_limit = 64;
+    rc.costs = {1e6, 5e4, 1.0, 5e6, 2e4, 10.0, 1e10, {0, 0}};
+    tempo_runtime* rt = nullptr;
+    ASSERT_EQ(tempo_runtime_new(c, &rc, &rt), 0);
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_EQ(tempo_runtime_finished(rt, 4), 0);
+      ASSERT_EQ(tempo_runtime_finished(rt, 64), 0);
+    }
+    const tempo_running_seq running[] = {{1000, 1000, 1, 0, 0}};
+    const tempo_waiting_seq waiting[] = {{2000, 1000, id, 0}};
+    tempo_step step{};
+    step.running = running;
+    step.running_count = 1;
+    step.waiting = waiting;
+    step.waiting_count = 1;
+    ASSERT_EQ(tempo_runtime_step(rt, &step), 0);
+    tempo_claim_info info{};
+    ASSERT_EQ(tempo_claim_query(c, id, &info, sizeof info), 0);
+    EXPECT_GT(info.ttu_ns, 140'000'000);  // the point TTU: after the TTR
+    EXPECT_EQ(info.state != TEMPO_CLAIM_PLANNED, std::string(policy) == "tempo-risk");
+    tempo_runtime_free(rt);
+    ASSERT_EQ(tempo_claim_cancel(c, id), 0);
+    tempo_ctx_unref(c);
+    stop_daemon();
+  }
 }
 
 // Shares of the protected budget: two engines weighted 1:3, both asking for more than the

@@ -369,7 +369,8 @@ void Server::prune_owners(Stack& s) {
 }
 
 int Server::claim_op(Conn& c, uint16_t op, ClaimId id, int64_t arg,
-                     std::span<const tempo_object> objects, int64_t* value) {
+                     std::span<const tempo_object> objects, int64_t* value,
+                     const TtuQuantiles* spread) {
   Stack& s = *stack_;
   *value = 0;
   if (op == TEMPOD_OP_REPORT) {
@@ -387,6 +388,8 @@ int Server::claim_op(Conn& c, uint16_t op, ClaimId id, int64_t arg,
   switch (op) {
     case TEMPOD_OP_REVISE:
       return s.revise(id, arg);
+    case TEMPOD_OP_REVISE_SPREAD:
+      return s.revise(id, arg, spread);
     case TEMPOD_OP_CANCEL:
       return s.cancel(id);
     case TEMPOD_OP_TRANSFER_BEGIN: {
@@ -456,6 +459,8 @@ void Server::hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
   auto m = make_reply<tempod_hello_reply>(op, seq, 0);
   auto* r = body<tempod_hello_reply>(m);
   r->features = features;
+  if (stack_->controller().config().policy.policy != CommitPolicy::kTempoRisk)
+    r->features &= ~TEMPOD_F_TTU_SPREAD;
   r->client_id = c.id;
   if (pass >= 0) {
     r->fast_tier_bytes = region_bytes_;
@@ -478,6 +483,7 @@ void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t se
   struct Entry {
     tempod_batch_entry e;
     size_t objects_at;
+    TtuQuantiles spread;  // REVISE_SPREAD's
   };
   std::vector<Entry> entries;
   size_t at = sizeof(b);
@@ -488,14 +494,24 @@ void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t se
     at += sizeof(x.e);
     x.objects_at = at;
     const bool report = x.e.op == TEMPOD_OP_REPORT;
-    const bool known = report || x.e.op == TEMPOD_OP_REVISE || x.e.op == TEMPOD_OP_CANCEL ||
-                       x.e.op == TEMPOD_OP_RETRIEVAL || x.e.op == TEMPOD_OP_TRANSFER_BEGIN ||
-                       x.e.op == TEMPOD_OP_TRANSFER_END;
+    const bool spread = x.e.op == TEMPOD_OP_REVISE_SPREAD;
+    const bool known = report || spread || x.e.op == TEMPOD_OP_REVISE ||
+                       x.e.op == TEMPOD_OP_CANCEL || x.e.op == TEMPOD_OP_RETRIEVAL ||
+                       x.e.op == TEMPOD_OP_TRANSFER_BEGIN || x.e.op == TEMPOD_OP_TRANSFER_END;
     if (!known || x.e.reserved != 0 || (report ? x.e.id != 0 : x.e.count != 0) ||
-        (!report && x.e.op != TEMPOD_OP_REVISE && x.e.arg != 0) ||
+        (!report && !spread && x.e.op != TEMPOD_OP_REVISE && x.e.arg != 0) ||
         (len - at) / sizeof(tempo_object) < x.e.count)
       return reply_status(c, op, seq, -EINVAL);
     at += size_t{x.e.count} * sizeof(tempo_object);
+    if (spread) {
+      tempod_ttu_spread q;
+      if (len - at < sizeof(q)) return reply_status(c, op, seq, -EINVAL);
+      std::memcpy(&q, msg + at, sizeof(q));
+      at += sizeof(q);
+      if (!std::is_sorted(std::begin(q.at), std::end(q.at)))
+        return reply_status(c, op, seq, -EINVAL);
+      std::copy(std::begin(q.at), std::end(q.at), x.spread.at.begin());
+    }
     entries.push_back(x);
   }
   if (at != len) return reply_status(c, op, seq, -EINVAL);
@@ -509,7 +525,7 @@ void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t se
       std::memcpy(objects.data(), msg + x.objects_at, x.e.count * sizeof(tempo_object));
     tempod_batch_result r{};
     int64_t value = 0;
-    r.status = claim_op(c, x.e.op, x.e.id, x.e.arg, objects, &value);
+    r.status = claim_op(c, x.e.op, x.e.id, x.e.arg, objects, &value, &x.spread);
     r.value = value;
     std::memcpy(m.data() + sizeof(tempod_reply_value) + i * sizeof(r), &r, sizeof(r));
   }

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "client/tempod_proto.h"
+#include "runtime/ttu_quantiles.h"
 #include "stack/context.h"
 #include "tempo/tempo.h"
 
@@ -134,8 +135,9 @@ class Server final : private StackObserver {
   // One claim operation of connection c (REPORT with `objects`, REVISE, CANCEL, RETRIEVAL,
   // TRANSFER_BEGIN, TRANSFER_END), alone or in a BATCH: its status, and in *value REPORT's
   // id or RETRIEVAL's outcome.
+  // REVISE_SPREAD's distribution is `spread`.
   int claim_op(Conn& c, uint16_t op, ClaimId id, int64_t arg, std::span<const tempo_object> objects,
-               int64_t* value);
+               int64_t* value, const TtuQuantiles* spread = nullptr);
   void handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
   void handle_claims(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
   void hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
