@@ -1,6 +1,8 @@
 // tempod with real processes: the daemon binary, clients through libtempo.so's client mode
 // (the exported C ABI only), client processes killed with SIGKILL, a client that never reads.
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -149,6 +151,61 @@ class TempodTest : public ::testing::Test {
     for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
     const int status = pclose(p);
     *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return out;
+  }
+
+  // Three claims reported, the last one cancelled: reported 3, cancelled 1, live 2.
+  static void report_three_cancel_one(tempo_ctx* c) {
+    const tempo_object objs[] = {{51, kObjectBytes}};
+    tempo_claim_id id = 0;
+    for (int i = 0; i < 3; ++i)
+      ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
+    ASSERT_EQ(tempo_claim_cancel(c, id), 0);
+  }
+
+  // Starts tempod with its metrics listener on a free loopback port (one the kernel just
+  // gave a probe socket); the port.
+  uint16_t start_with_metrics() {
+    const int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    EXPECT_EQ(bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    EXPECT_EQ(getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    close(probe);
+    const uint16_t port = ntohs(a.sin_port);
+    write_conf("daemon.metrics_listen = 127.0.0.1:" + std::to_string(port) + "\n");
+    start_daemon();
+    return port;
+  }
+  // A TCP connection to the metrics listener, or -1.
+  static int metrics_connect(uint16_t port) {
+    const int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return s;
+    close(s);
+    return -1;
+  }
+  // Sends `request` (if any) and reads until the daemon closes the connection (bounded by
+  // 20 s of silence): what it answered; "(open)" if it never closed.
+  static std::string metrics_exchange(int s, const std::string& request) {
+    if (!request.empty()) {
+      EXPECT_EQ(send(s, request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
+    }
+    std::string out;
+    char buf[4096];
+    while (true) {
+      pollfd p{s, POLLIN, 0};
+      if (poll(&p, 1, 20000) != 1) return "(open)";
+      const ssize_t n = recv(s, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    close(s);
     return out;
   }
 
@@ -470,10 +527,7 @@ TEST_F(TempodTest, TempoctlMetricsPrintsPrometheusText) {
   start_daemon();
   tempo_ctx* c = must_client();
   ASSERT_NE(c, nullptr);
-  const tempo_object objs[] = {{51, kObjectBytes}};
-  tempo_claim_id id = 0;
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
-  ASSERT_EQ(tempo_claim_cancel(c, id), 0);
+  report_three_cancel_one(c);
   const std::string cmd = std::string(TEMPOCTL_PATH) + " metrics --daemon " + socket_;
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -490,6 +544,30 @@ TEST_F(TempodTest, TempoctlMetricsPrintsPrometheusText) {
   const std::string bad =
       std::string(TEMPOCTL_PATH) + " metrics --daemon " + dir_ + "/none 2>/dev/null";
   EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 1);
+}
+
+// tempoctl stats --daemon: the daemon's counters and timeliness as JSON by default (the keys
+// of the control socket's stats), as text with --human; a socket nobody serves exits 1.
+TEST_F(TempodTest, TempoctlStatsDaemonPrintsItsCountersAsJson) {
+  start_daemon();
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  report_three_cancel_one(c);
+  int code = -1;
+  const std::string json = tempoctl("stats --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0);
+  for (const char* want :
+       {"\"device\": \"uring\"", "\"claims_reported\": 3,", "\"claims_cancelled\": 1,",
+        "\"claims_live\": 2,", "\"budget_bytes\": 8388608,", "\"retrievals_on_time\": 0,",
+        "\"commit_margin_buckets\": ["})
+    EXPECT_NE(json.find(want), std::string::npos) << want << " not in:\n" << json;
+  const std::string text = tempoctl("stats -D " + socket_ + " --human", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(text.find("\nclaims_reported            3\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find('{'), std::string::npos) << text;
+  tempo_ctx_unref(c);
+  tempoctl("stats --daemon " + dir_ + "/none 2>/dev/null", &code);
+  EXPECT_EQ(code, 1);
 }
 
 // One engine, several processes (a scheduler and its workers): the connections that give
@@ -1140,6 +1218,57 @@ TEST_F(TempodTest, MalformedRequestsAreRefusedWithTheirErrno) {
   tempo_ctx* c = must_client();  // and serves the others
   tempo_counters st{};
   EXPECT_EQ(tempo_ctx_stats(c, &st, sizeof st), 0);
+  tempo_ctx_unref(c);
+}
+
+// daemon.metrics_listen: GET /metrics over a raw socket answers 200 with exactly the text
+// `tempoctl metrics` prints; other paths 404, one reply per connection.
+TEST_F(TempodTest, MetricsListenerServesThePrometheusText) {
+  const uint16_t port = start_with_metrics();
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  report_three_cancel_one(c);
+  const std::string reply =
+      metrics_exchange(metrics_connect(port), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  const size_t body = reply.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos) << reply;
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 200 OK\r\n")) << reply;
+  EXPECT_NE(reply.find("Content-Type: text/plain; version=0.0.4\r\n"), std::string::npos);
+  int code = -1;
+  const std::string text = tempoctl("metrics --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(reply.substr(body + 4), text);
+  EXPECT_NE(text.find("\ntempo_claims_reported_total 3\n"), std::string::npos) << text;
+  EXPECT_TRUE(metrics_exchange(metrics_connect(port), "GET / HTTP/1.1\r\n\r\n")
+                  .starts_with("HTTP/1.1 404 "));
+  tempo_ctx_unref(c);
+}
+
+// Hostile peers of the metrics listener: garbage and an over-long request get 400 and are
+// closed; silent (slowloris) connections hold no one up: the daemon serves its clients and
+// another scrape meanwhile, connections past the limit are closed at once, and the silent
+// ones are closed at their deadline.
+TEST_F(TempodTest, MetricsListenerSurvivesGarbageAndSlowPeers) {
+  const uint16_t port = start_with_metrics();
+  EXPECT_TRUE(metrics_exchange(metrics_connect(port), std::string("\x16\x03\x01junk\r\n\r\n"))
+                  .starts_with("HTTP/1.1 400 "));
+  EXPECT_TRUE(
+      metrics_exchange(metrics_connect(port), "GET /" + std::string(8192, 'a') + " HTTP/1.1")
+          .starts_with("HTTP/1.1 400 "));
+  // Silent peers: one that sends half a request line, the rest nothing.
+  std::vector<int> silent;
+  for (int i = 0; i < 8; ++i) silent.push_back(metrics_connect(port));
+  ASSERT_EQ(send(silent[0], "GET /met", 8, MSG_NOSIGNAL), 8);
+  // The listener is full: a ninth connection is closed without a reply.
+  EXPECT_EQ(metrics_exchange(metrics_connect(port), "GET /metrics HTTP/1.1\r\n\r\n"), "");
+  // Clients of the daemon are not held up.
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  report_three_cancel_one(c);
+  // The silent ones are closed at their deadline (10 s), after which a scrape is answered.
+  for (int s : silent) EXPECT_EQ(metrics_exchange(s, ""), "");
+  EXPECT_TRUE(metrics_exchange(metrics_connect(port), "GET /metrics HTTP/1.1\r\n\r\n")
+                  .starts_with("HTTP/1.1 200 OK\r\n"));
   tempo_ctx_unref(c);
 }
 

@@ -14,6 +14,9 @@
 // daemon stops reading that client's requests, and no other client notices. WAIT_READY answers at
 // the claim's readiness or its own deadline. Store puts, deletes, listings, verification and
 // collection run on one worker thread, in order (the loop never waits for the disk).
+// The optional metrics listener (HTTP on a loopback address) runs on the loop too, never
+// blocking it: non-blocking sockets, at most kMetricsConns connections, each one request of
+// at most 4 KiB and one reply, closed after it or at its deadline (slow or silent peers).
 #pragma once
 
 #include <sys/types.h>
@@ -40,6 +43,8 @@
 
 namespace tempo {
 
+class KmodDevice;
+
 struct ServerOptions {
   std::string socket = "/run/tempo/tempod.sock";
   mode_t mode = 0660;       // the socket's permissions
@@ -47,6 +52,12 @@ struct ServerOptions {
   // Replies waiting for a client, and its requests to be answered later (waits, store
   // operations), before its requests are not read.
   size_t max_queued = 256;
+  // The largest object one STORE_PUT may hand over (daemon.max_put_bytes); larger: -EFBIG.
+  uint64_t max_put_bytes = uint64_t{1} << 30;
+  // The HTTP metrics listener (daemon.metrics_listen): a loopback address in network order
+  // and a port; port 0 is off.
+  uint32_t metrics_addr = 0;
+  uint16_t metrics_port = 0;
   // Protected-capacity share weights by engine name (daemon.shares), and the others'.
   std::map<std::string, uint32_t> shares;
   uint32_t default_share = 1;
@@ -150,6 +161,19 @@ class Server final : private StackObserver {
   int merge_orders(Stack& s);
   void check_waiters(Stack& s);
   void arm_deadline();
+  // The metrics listener: a connection to accept, one with something to read or write, and
+  // those past their deadline (closed).
+  struct MetricsConn {
+    int fd = -1;
+    std::string in;
+    std::string out;
+    TimeNs deadline = 0;
+  };
+  void accept_metrics();
+  void on_metrics(uint64_t tag, uint32_t events);
+  void close_metrics(uint64_t tag);
+  void expire_metrics();
+  std::string metrics_reply(const std::string& request);
   void put_worker();
   // Runs one store operation on the put thread; its reply.
   std::vector<std::byte> store_op(const Put& p);
@@ -170,9 +194,14 @@ class Server final : private StackObserver {
   std::unordered_map<ClaimId, Owner> owners_;
   size_t owners_after_prune_ = 0;
   std::list<Waiter> waiters_;
+  int metrics_fd_ = -1;
+  uint64_t next_metrics_ = 0;
+  std::map<uint64_t, MetricsConn> metrics_;                     // by epoll tag
   Stack* stack_ = nullptr;                                      // set on the loop thread at start
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once stopping
-  // The fast tier's memory as clients map it (the uring device's shareable region).
+  // The fast tier's memory as clients map it: the uring device's shareable region (its fd),
+  // or the kmod device's logical range (a read-only fd opened per client).
+  KmodDevice* kmod_ = nullptr;
   int region_fd_ = -1;
   const std::byte* region_base_ = nullptr;
   uint64_t region_bytes_ = 0;
