@@ -24,16 +24,20 @@ std::unique_ptr<SimStack> tempo_stack() {
 }
 
 // kClaims manifests sharing prefixes: every 8th claim starts a new document, the others
-// reuse its first half. Their objects are added to the device, keys from *next on.
-std::vector<Manifest> shared_prefix_claims(SimDevice& device, ObjectKey* next) {
+// reuse its first half. Their objects are added to the device, keys from *next on. Objects
+// are kObjectBytes each, or with `mixed` of sizes drawn from 16 MiB to 48 MiB in 4 KiB steps
+// (chunks of several models, partial chunks): then no two claims read alike.
+std::vector<Manifest> shared_prefix_claims(SimDevice& device, ObjectKey* next, bool mixed = false) {
+  std::mt19937_64 rng(11);
   std::vector<Manifest> manifests;
   for (int i = 0; i < kClaims; ++i) {
     Manifest m;
     const ObjectKey base = (i % 8 == 0) ? *next : manifests.back().front().key;
     for (int j = 0; j < kObjectsPerClaim; ++j) {
       const ObjectKey k = (j < kObjectsPerClaim / 2 && i % 8 != 0) ? base + j : (*next)++;
-      if (device.object_size(k) < 0) device.add_object(k, kObjectBytes);
-      m.push_back({k, kObjectBytes});
+      if (device.object_size(k) < 0)
+        device.add_object(k, mixed ? (16ull << 20) + (rng() % 8192) * 4096 : kObjectBytes);
+      m.push_back({k, static_cast<uint64_t>(device.object_size(k))});
     }
     manifests.push_back(m);
   }
@@ -72,12 +76,14 @@ struct Fixture {
       rt->stack.controller().report(manifests[i],
                                     (10 + static_cast<TimeNs>(rng() % 10'000)) * kNsPerSec, &id);
       ids.push_back(id);
+      records.push_back(&rt->stack.controller().claim(id)->staging);
     }
     rt->stack.controller().update_order(ids);
   }
   std::unique_ptr<SimStack> rt;
   std::vector<Manifest> manifests;
   std::vector<ClaimId> ids;
+  std::vector<const ClaimStaging*> records;  // the claims' records in the book
 };
 
 Fixture& fixture() {
@@ -96,8 +102,8 @@ void BM_TtrProjection(benchmark::State& state) {
   Fixture& f = fixture();
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(f.rt->stack.provider().ttr(f.ids[i], TtrMode::kStateAware));
-    i = (i + 1) % f.ids.size();
+    benchmark::DoNotOptimize(f.rt->stack.provider().ttr(*f.records[i], TtrMode::kStateAware));
+    i = (i + 1) % f.records.size();
   }
   state.counters["outstanding_ops"] =
       static_cast<double>(f.rt->stack.provider().stats().outstanding_ops);
@@ -132,16 +138,18 @@ BENCHMARK(BM_ClaimReportAndCancel)->Unit(benchmark::kMicrosecond);
 // projection (the work-conservation bounds settle none of them) and above its TTR, so
 // no claim commits and each is decided by its exact TTR. The backlog is 64 operations:
 // one of 4 GiB (it holds a slot throughout, so claims finish before the queue drains)
-// and 63 of 32 MiB; 8 slots. A TTU is its claim's TTR plus 1 ms.
+// and 63 of 32 MiB; 8 slots. A TTU is its claim's TTR plus 1 ms. `mixed`: the claims'
+// objects of mixed sizes (shared_prefix_claims), so no two claims read alike.
 struct WorstCase {
-  WorstCase() : rt(tempo_stack()) {
+  explicit WorstCase(bool mixed) : rt(tempo_stack()) {
     Controller& ctl = rt->stack.controller();
     ObjectKey next = 1;
     commit_backlog(*rt, &next, 4ull << 30);
-    for (const Manifest& m : shared_prefix_claims(rt->device, &next)) {
+    for (const Manifest& m : shared_prefix_claims(rt->device, &next, mixed)) {
       ClaimId id = 0;
       ctl.report(m, 10'000 * kNsPerSec, &id);
-      ctl.revise(id, *rt->stack.provider().ttr(id, TtrMode::kStateAware) + kNsPerMs);
+      ctl.revise(
+          id, *rt->stack.provider().ttr(ctl.claim(id)->staging, TtrMode::kStateAware) + kNsPerMs);
       ids.push_back(id);
     }
     ctl.update_order(ids);
@@ -158,24 +166,29 @@ struct WorstCase {
   ObjectKey small = 0;
 };
 
-WorstCase& worst_case() {
-  static WorstCase w;
-  return w;
+WorstCase& worst_case(bool mixed) {
+  static WorstCase alike(false), unlike(true);
+  return mixed ? unlike : alike;
 }
 
+// Argument 1: chunks of mixed sizes.
 void BM_WorstCasePass(benchmark::State& state) {
-  WorstCase& w = worst_case();
+  WorstCase& w = worst_case(state.range(0) != 0);
   for (auto _ : state) w.rt->stack.controller().evaluate();
   count_state(state, *w.rt);
 }
-BENCHMARK(BM_WorstCasePass)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_WorstCasePass)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 void BM_WorstCasePassAfterCommit(benchmark::State& state) {
-  WorstCase& w = worst_case();
+  WorstCase& w = worst_case(state.range(0) != 0);
   for (auto _ : state) w.commit_small();
   count_state(state, *w.rt);
 }
-BENCHMARK(BM_WorstCasePassAfterCommit)->Unit(benchmark::kMicrosecond)->Iterations(100);
+BENCHMARK(BM_WorstCasePassAfterCommit)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(100);
 
 }  // namespace
 }  // namespace tempo
