@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "daemon_engines.h"
 #include "report.h"
 #include "serving_stack.h"
 #include "study/exec_model_costs.h"
@@ -57,12 +58,13 @@ int load(const ReplaySetup& s, Loaded* out, std::string* error) {
         stderr, "tempo-replay: %s: skipped %llu malformed line(s)%s%s\n",
         s.workload.trace_path.c_str(), static_cast<unsigned long long>(out->workload.skipped_lines),
         out->workload.skipped_lines ? ", the first: " : "", out->workload.first_skipped.c_str());
-  if (s.device != "uring") return 0;
+  if (s.device == "sim") return 0;
   // Real I/O on this machine: every object shrinks by byte_scale.
   auto shrink = [&](KvObject& o) { o.bytes = std::max<uint64_t>(o.bytes / s.byte_scale, 4096); };
   for (KvObject& o : out->workload.preloaded) shrink(o);
   for (ReplayRequest& q : out->workload.requests)
     for (KvObject& o : q.prefix_chunks) shrink(o);
+  if (s.device == "daemon") return 0;  // the daemon opens the store and the fast tier
   UringBackendOptions u;
   u.store_dir = s.store_dir;
   u.fast_tier_bytes = s.stack.device.capacity_bytes / s.byte_scale;
@@ -79,9 +81,20 @@ RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy
   // A trace's own output lengths, unless a cap was asked for.
   if (s.workload.name == "trace" && !s.workload.cap_trace_outputs)
     e.generation_limit = std::max(e.generation_limit, l.longest_output);
-  if (s.device != "uring")
+  if (s.device == "sim")
     return run_serving(l.workload, s.stack, e, *l.costs, s.interference, s.deployment);
   e.byte_scale = s.byte_scale;
+  if (s.device == "daemon") {
+    DaemonRunOptions d;
+    d.tempod = s.tempod;
+    d.store_dir = s.store_dir;
+    d.fast_tier_bytes = s.stack.device.capacity_bytes / s.byte_scale;
+    d.budget_bytes = s.stack.provider.budget_bytes / s.byte_scale;
+    d.calibration_rate_bps = s.uring_calibration_bps;
+    d.engines = s.deployment.engines_per_host;
+    d.router = s.deployment.router;
+    return run_daemon_engines(l.workload, e, *l.costs, d);
+  }
   ProviderConfig p = s.stack.provider;
   p.budget_bytes /= s.byte_scale;
   p.calibration_rate_bps = s.uring_calibration_bps;
@@ -108,7 +121,8 @@ int run_grid(const std::vector<ReplaySetup>& setups,
     if (const int r = load(setups[i], &l, error); r != 0) return r;
     const std::vector<std::string> policies = policies_of(setups[i], all_policies());
     // Each policy runs on its own stack over the shared, read-only workload and costs; the
-    // uring device is one shared backend, so its runs go one at a time.
+    // uring device is one shared backend (and the daemon's store has one opener), so their
+    // runs go one at a time.
     std::vector<RunResult> results(policies.size());
     std::vector<int> status(policies.size(), 0);
     std::vector<std::string> errors(policies.size());
@@ -130,7 +144,7 @@ int run_grid(const std::vector<ReplaySetup>& setups,
         bar.step(what + policies[k]);
       }
     };
-    const unsigned jobs = setups[i].device == "uring" ? 1 : std::max(1u, setups[i].jobs);
+    const unsigned jobs = setups[i].device != "sim" ? 1 : std::max(1u, setups[i].jobs);
     std::vector<std::thread> threads;
     for (unsigned t = 1; t < std::min<size_t>(jobs, policies.size()); ++t)
       threads.emplace_back(worker);

@@ -25,10 +25,13 @@ struct ReplaySetup {
   WorkloadSpec workload;
   double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)
   std::vector<std::string> policies;             // empty: all seven and (where asked) dax-l1
-  // "sim" (virtual time) or "uring" (real I/O on the wall clock: objects, fast tier and
-  // budget shrunk by byte_scale, the store kept in store_dir between runs).
+  // "sim" (virtual time), "uring" (real I/O on the wall clock: objects, fast tier and
+  // budget shrunk by byte_scale, the store kept in store_dir between runs) or "daemon" (the
+  // same device served by a tempod started per policy, each engine a process of its own:
+  // daemon_engines.h).
   std::string device = "sim";
   std::string store_dir = "tempo-replay-store";
+  std::string tempod;  // daemon: the tempod binary ("": the one beside tempo-replay)
   uint64_t byte_scale = 16;
   double uring_calibration_bps = 2.0 * (1ull << 30);  // this disk's O_DIRECT rate, roughly
   std::string out_dir = "tempo-replay-out";

@@ -1,10 +1,9 @@
 // tempo-replay: serve a workload through libtempo on a simulated device and compare
 // commitment policies. See Documentation/tempo-replay.md.
-#include <getopt.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
+#include <cfloat>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -13,161 +12,155 @@
 
 #include "config/settings.h"
 #include "experiments.h"
+#include "options.h"
 
 namespace {
 
-void usage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: tempo-replay [options]\n"
-      "  -e, --experiment NAME   compare (default), fig1, fig2, fig4, fig5, fig6,\n"
-      "                          interference, cluster (the deployment without and with\n"
-      "                          the cluster pool)\n"
-      "      --default-comparison  all policies, one model, 100%% ratio (make run)\n"
-      "  -w, --workload NAME     narrativeqa (default), loogle, trace\n"
-      "  -t, --trace FILE        JSONL trace (timestamp, input_length, output_length, hash_ids)\n"
-      "      --block-tokens N    trace block size in tokens (default 512)\n"
-      "      --skip-malformed    skip (and count) malformed trace lines\n"
-      "      --time-scale F      trace arrivals (rebased to 0) times F (default 1)\n"
-      "      --skip N            drop the trace's first N requests\n"
-      "      --first N           keep at most N trace requests (after --skip)\n"
-      "  -m, --model NAME        llama-3.1-8b-instruct (default), qwen2.5-14b-instruct, or a "
-      ".json\n"
-      "      --gpu NAME          h100-pcie-80gb (default), or a .json\n"
-      "  -p, --policy LIST       comma-separated: demand, immediate, queue-K, tempo-static,\n"
-      "                          tempo, tempo-risk[:W], dax-l1 (default: the seven\n"
-      "                          commitment policies)\n"
-      "  -r, --ratio PCT         prefix cache ratio, percent (default 100)\n"
-      "      --documents N       documents in the set (default 12, LooGLE 16)\n"
-      "      --interval DUR      fixed arrival interval (default 500ms)\n"
-      "      --rate R            Poisson arrivals at R requests/s instead\n"
-      "      --output-cap N      generation limit (default 128; a trace keeps its own\n"
-      "                          output lengths unless this is given)\n"
-      "      --max-active N      active sequences per engine (default 4)\n"
-      "      --engines N         N emulated engines (GPUs) on each host, sharing its device\n"
-      "                          and budget, each its own queue (default 1)\n"
-      "      --engines-per-host N  the same as --engines\n"
-      "      --hosts H           sim: H hosts, each its own device, fast tier and budget\n"
-      "                          (default 1)\n"
-      "      --router NAME       round-robin (default) or prefix-affinity (requests that\n"
-      "                          start with the same chunk go to the same engine)\n"
-      "      --cluster           sim: a cluster pool below every host's store (what one\n"
-      "                          host saves, the others reuse)\n"
-      "      --cluster-rate B/S  each host's rate to the pool (default 2.5GiB; implies\n"
-      "                          --cluster)\n"
-      "      --cluster-latency DUR  per pool read or write-through (default 1ms; implies\n"
-      "                          --cluster)\n"
-      "      --gpu-kv-memory     admission also waits for GPU KV memory (90%% of HBM\n"
-      "                          after the weights)\n"
-      "      --fast-tier BYTES   fast-tier capacity (default 100GiB)\n"
-      "      --budget BYTES      protected-capacity budget (default 50GiB)\n"
-      "      --staging-rate B/S  aggregate staging rate (default 11GiB)\n"
-      "      --demand-rate B/S   ordinary-path rate (default 2GiB)\n"
-      "      --slots N           concurrent staging operations (default 8)\n"
-      "      --seed N            workload seed (default 1)\n"
-      "  -d, --device NAME       sim (default: virtual time) or uring (real I/O, wall clock)\n"
-      "      --store DIR         uring: the object store, kept between runs\n"
-      "                          (default tempo-replay-store)\n"
-      "      --byte-scale N      uring: objects, fast tier and budget are 1/N of the\n"
-      "                          model's (default 16)\n"
-      "  -j, --jobs N            sim: policies run side by side on N threads\n"
-      "                          (default: the machine's hardware threads)\n"
-      "      --ttu-horizon DUR   TTU projection horizon (default 20s; 0: the whole queue)\n"
-      "      --interference W    sim: START:END:FACTOR, the staging rate times FACTOR\n"
-      "                          from START to END (e.g. 5s:15s:0.5)\n"
-      "  -o, --out DIR           output directory (default tempo-replay-out)\n"
-      "  -h, --help\n");
-}
+// The option ids beyond the short options' characters.
+enum : int {
+  kDefault = 256,
+  kBlock,
+  kSkip,
+  kGpu,
+  kDocs,
+  kInterval,
+  kRate,
+  kCap,
+  kActive,
+  kFast,
+  kBudget,
+  kStaging,
+  kDemand,
+  kSlots,
+  kSeed,
+  kStore,
+  kScale,
+  kHorizon,
+  kTimeScale,
+  kSkipN,
+  kFirst,
+  kInterference,
+  kGpuKv,
+  kEngines,
+  kHosts,
+  kRouter,
+  kCluster,
+  kClusterRate,
+  kClusterLatency,
+  kTempod
+};
+
+const tempo::cli::Option kOptions[] = {
+    {"experiment", 'e', "name",
+     "compare (default), fig1, fig2, fig4, fig5, fig6, interference,\n"
+     "cluster (the deployment without and with the cluster pool)",
+     'e'},
+    {"default-comparison", 0, nullptr, "all policies, one model, 100% ratio (make run)", kDefault},
+    {"workload", 'w', "name", "narrativeqa (default), loogle, trace", 'w'},
+    {"trace", 't', "file", "JSONL trace (timestamp, input_length, output_length, hash_ids)", 't'},
+    {"block-tokens", 0, "n", "trace block size in tokens (default 512)", kBlock},
+    {"skip-malformed", 0, nullptr, "skip (and count) malformed trace lines", kSkip},
+    {"time-scale", 0, "f", "trace arrivals (rebased to 0) times F (default 1)", kTimeScale},
+    {"skip", 0, "n", "drop the trace's first N requests", kSkipN},
+    {"first", 0, "n", "keep at most N trace requests (after --skip)", kFirst},
+    {"model", 'm', "name", "llama-3.1-8b-instruct (default), qwen2.5-14b-instruct, or a .json",
+     'm'},
+    {"gpu", 0, "name", "h100-pcie-80gb (default), or a .json", kGpu},
+    {"policy", 'p', "list",
+     "comma-separated: demand, immediate, queue-K, tempo-static, tempo,\n"
+     "tempo-risk[:W], dax-l1 (default: the seven commitment policies)",
+     'p'},
+    {"ratio", 'r', "pct", "prefix cache ratio, percent (default 100)", 'r'},
+    {"documents", 0, "n", "documents in the set (default 12, LooGLE 16)", kDocs},
+    {"interval", 0, "dur", "fixed arrival interval (default 500ms)", kInterval},
+    {"rate", 0, "r", "Poisson arrivals at R requests/s instead", kRate},
+    {"output-cap", 0, "n",
+     "generation limit (default 128; a trace keeps its own output\n"
+     "lengths unless this is given)",
+     kCap},
+    {"max-active", 0, "n", "active sequences per engine (default 4)", kActive},
+    {"engines", 0, "n",
+     "N emulated engines (GPUs) on each host, sharing its device and\n"
+     "budget, each its own queue (default 1)",
+     kEngines},
+    {"engines-per-host", 0, "n", "the same as --engines", kEngines},
+    {"hosts", 0, "h", "sim: H hosts, each its own device, fast tier and budget (default 1)",
+     kHosts},
+    {"router", 0, "name",
+     "round-robin (default) or prefix-affinity (requests that start with\n"
+     "the same chunk go to the same engine)",
+     kRouter},
+    {"cluster", 0, nullptr,
+     "sim: a cluster pool below every host's store (what one host saves,\n"
+     "the others reuse)",
+     kCluster},
+    {"cluster-rate", 0, "bytes/s",
+     "each host's rate to the pool (default 2.5GiB; implies --cluster)", kClusterRate},
+    {"cluster-latency", 0, "dur", "per pool read or write-through (default 1ms; implies --cluster)",
+     kClusterLatency},
+    {"gpu-kv-memory", 0, nullptr,
+     "admission also waits for GPU KV memory (90% of HBM after the weights)", kGpuKv},
+    {"fast-tier", 0, "bytes", "fast-tier capacity (default 100GiB)", kFast},
+    {"budget", 0, "bytes", "protected-capacity budget (default 50GiB)", kBudget},
+    {"staging-rate", 0, "bytes/s", "aggregate staging rate (default 11GiB)", kStaging},
+    {"demand-rate", 0, "bytes/s", "ordinary-path rate (default 2GiB)", kDemand},
+    {"slots", 0, "n", "concurrent staging operations (default 8)", kSlots},
+    {"seed", 0, "n", "workload seed (default 1)", kSeed},
+    {"device", 'd', "name",
+     "sim (default: virtual time), uring (real I/O, wall clock) or daemon\n"
+     "(uring served by a tempod started per policy, each of --engines a\n"
+     "process of its own)",
+     'd'},
+    {"store", 0, "dir",
+     "uring, daemon: the object store, kept between runs (default\n"
+     "tempo-replay-store)",
+     kStore},
+    {"byte-scale", 0, "n",
+     "uring, daemon: objects, fast tier and budget are 1/N of the model's\n"
+     "(default 16)",
+     kScale},
+    {"tempod", 0, "path", "daemon: the tempod binary (default: the one beside tempo-replay)",
+     kTempod},
+    {"jobs", 'j', "n",
+     "sim: policies run side by side on N threads (default: the machine's\n"
+     "hardware threads)",
+     'j'},
+    {"ttu-horizon", 0, "dur", "TTU projection horizon (default 20s; 0: the whole queue)", kHorizon},
+    {"interference", 0, "w",
+     "sim: START:END:FACTOR, the staging rate times FACTOR from START to END\n"
+     "(e.g. 5s:15s:0.5)",
+     kInterference},
+    {"out", 'o', "dir", "output directory (default tempo-replay-out)", 'o'},
+};
+
+const tempo::cli::Tool kTool{
+    "tempo-replay", "tempo-replay [options]",
+    "Serves a workload through libtempo on a simulated (or real) device and compares\n"
+    "commitment policies (Documentation/tempo-replay.md).",
+    kOptions};
 
 bool fail(const std::string& msg) {
-  std::fprintf(stderr, "tempo-replay: %s\n", msg.c_str());
+  tempo::cli::usage_error("tempo-replay", msg);
   return false;
 }
 
-bool parse_u32(const char* text, uint32_t* out) {
-  char* end = nullptr;
-  const unsigned long v = std::strtoul(text, &end, 10);
-  if (!*text || *end || v == 0 || v > UINT32_MAX) return false;
-  *out = static_cast<uint32_t>(v);
-  return true;
-}
-
-bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* experiment) {
-  enum {
-    kDefault = 256,
-    kBlock,
-    kSkip,
-    kGpu,
-    kDocs,
-    kInterval,
-    kRate,
-    kCap,
-    kActive,
-    kFast,
-    kBudget,
-    kStaging,
-    kDemand,
-    kSlots,
-    kSeed,
-    kStore,
-    kScale,
-    kHorizon,
-    kTimeScale,
-    kSkipN,
-    kFirst,
-    kInterference,
-    kGpuKv,
-    kEngines,
-    kHosts,
-    kRouter,
-    kCluster,
-    kClusterRate,
-    kClusterLatency
-  };
-  static const option kOpts[] = {{"experiment", required_argument, nullptr, 'e'},
-                                 {"default-comparison", no_argument, nullptr, kDefault},
-                                 {"workload", required_argument, nullptr, 'w'},
-                                 {"trace", required_argument, nullptr, 't'},
-                                 {"block-tokens", required_argument, nullptr, kBlock},
-                                 {"skip-malformed", no_argument, nullptr, kSkip},
-                                 {"time-scale", required_argument, nullptr, kTimeScale},
-                                 {"skip", required_argument, nullptr, kSkipN},
-                                 {"first", required_argument, nullptr, kFirst},
-                                 {"model", required_argument, nullptr, 'm'},
-                                 {"gpu", required_argument, nullptr, kGpu},
-                                 {"policy", required_argument, nullptr, 'p'},
-                                 {"ratio", required_argument, nullptr, 'r'},
-                                 {"documents", required_argument, nullptr, kDocs},
-                                 {"interval", required_argument, nullptr, kInterval},
-                                 {"rate", required_argument, nullptr, kRate},
-                                 {"output-cap", required_argument, nullptr, kCap},
-                                 {"max-active", required_argument, nullptr, kActive},
-                                 {"fast-tier", required_argument, nullptr, kFast},
-                                 {"budget", required_argument, nullptr, kBudget},
-                                 {"staging-rate", required_argument, nullptr, kStaging},
-                                 {"demand-rate", required_argument, nullptr, kDemand},
-                                 {"slots", required_argument, nullptr, kSlots},
-                                 {"seed", required_argument, nullptr, kSeed},
-                                 {"out", required_argument, nullptr, 'o'},
-                                 {"jobs", required_argument, nullptr, 'j'},
-                                 {"ttu-horizon", required_argument, nullptr, kHorizon},
-                                 {"interference", required_argument, nullptr, kInterference},
-                                 {"gpu-kv-memory", no_argument, nullptr, kGpuKv},
-                                 {"engines", required_argument, nullptr, kEngines},
-                                 {"engines-per-host", required_argument, nullptr, kEngines},
-                                 {"hosts", required_argument, nullptr, kHosts},
-                                 {"router", required_argument, nullptr, kRouter},
-                                 {"cluster", no_argument, nullptr, kCluster},
-                                 {"cluster-rate", required_argument, nullptr, kClusterRate},
-                                 {"cluster-latency", required_argument, nullptr, kClusterLatency},
-                                 {"device", required_argument, nullptr, 'd'},
-                                 {"store", required_argument, nullptr, kStore},
-                                 {"byte-scale", required_argument, nullptr, kScale},
-                                 {"help", no_argument, nullptr, 'h'},
-                                 {nullptr, 0, nullptr, 0}};
-  int c = 0;
-  while ((c = getopt_long(argc, argv, "e:w:t:m:p:r:o:j:d:h", kOpts, nullptr)) != -1) {
-    const std::string arg = optarg ? optarg : "";
+// Applies the options in command-line order; false (with a message) on a bad value.
+bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string* experiment) {
+  for (const tempo::cli::Given& given : args.given) {
+    const int c = given.option->id;
+    const std::string& arg = given.value;
+    const char* name = given.option->long_name;
+    std::string why;
+    // The value as a whole number in [1, 2^32), or a count from 0; a real number.
+    auto u32 = [&](uint32_t* out) {
+      return tempo::cli::to_u32(name, arg, 1, UINT32_MAX, out, &why) == 0 || fail(why);
+    };
+    auto count = [&](uint64_t* out) {
+      return tempo::cli::to_u64(name, arg, 0, UINT64_MAX, out, &why) == 0 || fail(why);
+    };
+    auto real = [&](double min, double max, double* out) {
+      return tempo::cli::to_double(name, arg, min, max, out, &why) == 0 || fail(why);
+    };
     auto bytes = [&](uint64_t* out) {
       const int64_t b = tempo::parse_bytes(arg);
       if (b <= 0) return fail("invalid byte count '" + arg + "' (e.g. 4096, 64KiB, 8GiB)");
@@ -195,30 +188,21 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
         s->workload.trace_path = arg;
         break;
       case kBlock:
-        if (!parse_u32(optarg, &s->workload.trace_block_tokens))
-          return fail("invalid --block-tokens");
+        if (!u32(&s->workload.trace_block_tokens)) return false;
         break;
       case kSkip:
         s->workload.skip_malformed = true;
         break;
-      case kTimeScale: {
-        char* end = nullptr;
-        const double f = std::strtod(optarg, &end);
-        if (!*optarg || *end || !(f > 0) || !std::isfinite(f))
-          return fail("--time-scale takes a positive factor");
-        s->workload.time_scale = f;
+      case kTimeScale:
+        if (!real(0, DBL_MAX, &s->workload.time_scale)) return false;
+        if (!(s->workload.time_scale > 0)) return fail("--time-scale takes a positive factor");
         break;
-      }
       case kSkipN:
-      case kFirst: {
-        char* end = nullptr;
-        const unsigned long long n = std::strtoull(optarg, &end, 10);
-        if (!*optarg || *end || optarg[0] == '-')
-          return fail(std::string(c == kSkipN ? "--skip" : "--first") +
-                      " takes a count of requests");
-        (c == kSkipN ? s->workload.skip : s->workload.first) = n;
+        if (!count(&s->workload.skip)) return false;
         break;
-      }
+      case kFirst:
+        if (!count(&s->workload.first)) return false;
+        break;
       case 'm':
         s->model = arg;
         break;
@@ -237,14 +221,13 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
         break;
       }
       case 'r': {
-        char* end = nullptr;
-        const double pct = std::strtod(optarg, &end);
-        if (*end || pct < 0 || pct > 100) return fail("--ratio takes a percentage from 0 to 100");
+        double pct = 0;
+        if (!real(0, 100, &pct)) return false;
         s->workload.prefix_cache_ratio = pct / 100;
         break;
       }
       case kDocs:
-        if (!parse_u32(optarg, &s->workload.documents)) return fail("invalid --documents");
+        if (!u32(&s->workload.documents)) return false;
         break;
       case kInterval: {
         const tempo::TimeNs d = tempo::parse_duration(arg);
@@ -253,21 +236,19 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
         s->workload.arrivals.interval = d;
         break;
       }
-      case kRate: {
-        char* end = nullptr;
-        const double r = std::strtod(optarg, &end);
-        if (*end || !(r > 0)) return fail("--rate takes a positive number of requests/s");
+      case kRate:
+        if (!real(0, DBL_MAX, &s->workload.arrivals.rate_per_s)) return false;
+        if (!(s->workload.arrivals.rate_per_s > 0))
+          return fail("--rate takes a positive number of requests/s");
         s->workload.arrivals.kind = tempo::ArrivalKind::kPoisson;
-        s->workload.arrivals.rate_per_s = r;
         break;
-      }
       case kCap:
-        if (!parse_u32(optarg, &s->workload.output_cap)) return fail("invalid --output-cap");
+        if (!u32(&s->workload.output_cap)) return false;
         s->engine.generation_limit = s->workload.output_cap;
         s->workload.cap_trace_outputs = true;
         break;
       case kActive:
-        if (!parse_u32(optarg, &s->engine.max_active)) return fail("invalid --max-active");
+        if (!u32(&s->engine.max_active)) return false;
         break;
       case kFast:
         if (!bytes(&s->stack.device.capacity_bytes)) return false;
@@ -284,14 +265,11 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
         if (!rate(&s->stack.device.demand_rate_bps)) return false;
         break;
       case kSlots:
-        if (!parse_u32(optarg, &s->stack.device.staging_slots)) return fail("invalid --slots");
+        if (!u32(&s->stack.device.staging_slots)) return false;
         break;
-      case kSeed: {
-        char* end = nullptr;
-        s->workload.seed = std::strtoull(optarg, &end, 10);
-        if (!*optarg || *end) return fail("invalid --seed");
+      case kSeed:
+        if (!count(&s->workload.seed)) return false;
         break;
-      }
       case 'o':
         s->out_dir = arg;
         break;
@@ -302,10 +280,12 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
       case kHosts: {
         const bool engines = c == kEngines;
         uint32_t* out = engines ? &s->deployment.engines_per_host : &s->deployment.hosts;
-        if (!parse_u32(optarg, out) || *out > tempo::kMaxDeploymentSize)
+        uint64_t n = 0;
+        if (!tempo::cli::parse_u64(arg, &n) || n == 0 || n > tempo::kMaxDeploymentSize)
           return fail(std::string(engines ? "--engines takes a number of engines"
                                           : "--hosts takes a number of hosts") +
                       " from 1 to " + std::to_string(tempo::kMaxDeploymentSize));
+        *out = static_cast<uint32_t>(n);
         break;
       }
       case kRouter: {
@@ -329,12 +309,11 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
         break;
       }
       case kInterference: {
-        std::string why;
         if (tempo::parse_interference(arg, &s->interference, &why) != 0) return fail(why);
         break;
       }
       case 'j':
-        if (!parse_u32(optarg, &s->jobs)) return fail("--jobs takes a positive integer");
+        if (!u32(&s->jobs)) return false;
         break;
       case kHorizon: {
         const tempo::TimeNs d = tempo::parse_duration(arg);
@@ -343,27 +322,24 @@ bool parse_args(int argc, char** argv, tempo::ReplaySetup* s, std::string* exper
         break;
       }
       case 'd':
-        if (arg != "sim" && arg != "uring") return fail("--device takes sim or uring");
+        if (arg != "sim" && arg != "uring" && arg != "daemon")
+          return fail("--device takes sim, uring or daemon");
         s->device = arg;
         break;
       case kStore:
         s->store_dir = arg;
         break;
+      case kTempod:
+        s->tempod = arg;
+        break;
       case kScale: {
         uint32_t n = 0;
-        if (!parse_u32(optarg, &n)) return fail("--byte-scale takes a positive integer");
+        if (!u32(&n)) return false;
         s->byte_scale = n;
         break;
       }
-      case 'h':
-        usage(stdout);
-        std::exit(0);
-      default:
-        usage(stderr);
-        return false;
     }
   }
-  if (optind < argc) return fail(std::string("unexpected argument '") + argv[optind] + "'");
   if (s->workload.name == "trace" && s->workload.trace_path.empty())
     return fail("the trace workload needs --trace FILE");
   const bool sliced = s->workload.time_scale != 1.0 || s->workload.skip || s->workload.first;
@@ -384,7 +360,9 @@ int main(int argc, char** argv) {
   tempo::ReplaySetup setup = tempo::default_setup();
   setup.jobs = std::max(1u, std::thread::hardware_concurrency());
   std::string experiment = "compare";
-  if (!parse_args(argc, argv, &setup, &experiment)) return 2;
+  tempo::cli::Args args;
+  if (const auto exit = tempo::cli::parse_or_exit(kTool, argc - 1, argv + 1, &args)) return *exit;
+  if (!apply_args(args, &setup, &experiment)) return 2;
   setup.progress = isatty(STDERR_FILENO);
   std::string error;
   const int r = tempo::run_experiment(experiment, setup, &error);

@@ -133,7 +133,7 @@ class Engine {
   // Keeps the claim's timing once it ended (the stack erases ended claims after a while).
   void record_claim(Live& l) {
     ClaimView v;
-    if (st_.stack().query(l.claim, &v) != 0)
+    if (st_.claims().query(l.claim, &v) != 0)
       throw std::logic_error("replay: an ended claim was already erased");
     l.rec.claim = v.timing;
     l.rec.deferrals = v.deferrals;
@@ -167,9 +167,13 @@ class Engine {
     }
     // Prefix lookup: the longest run of leading chunks the SSD tier (or the pool below it)
     // holds.
-    for (const KvObject& o : l.req->prefix_chunks) l.rec.reusable_bytes += o.bytes;
+    std::vector<ObjectKey> prefix;
     for (const KvObject& o : l.req->prefix_chunks) {
-      if (st_.stack().object_size(o.key) < 0) break;
+      l.rec.reusable_bytes += o.bytes;
+      prefix.push_back(o.key);
+    }
+    const size_t held = st_.claims().held_prefix(prefix);
+    for (const KvObject& o : std::span(l.req->prefix_chunks).first(held)) {
       l.hit.push_back(o);
       l.keys.push_back(o.key);
       l.rec.kv_bytes += o.bytes;
@@ -222,7 +226,7 @@ class Engine {
     if (l.hit.empty()) return kv_available(l);
     if (dax_) return read_ordinary(l, RetrievalPath::kDaxL1);
     RetrievalOutcome out{};
-    const int r = st_.stack().request_retrieval(l.claim, &out);
+    const int r = st_.claims().request_retrieval(l.claim, &out);
     if (r != 0) throw std::logic_error("replay: retrieval request refused: " + std::to_string(r));
     l.rec.path = RetrievalPath::kStaged;
     if (out == RetrievalOutcome::kReady) return kv_available(l);
@@ -243,7 +247,7 @@ class Engine {
     };
     const int r = path == RetrievalPath::kDaxL1
                       ? st_.read_dax_l1(l.keys, std::move(done))
-                      : st_.stack().ordinary_read(l.claim, std::move(done));
+                      : st_.claims().ordinary_read(l.claim, std::move(done));
     if (r != 0) throw std::logic_error("replay: demand read refused: " + std::to_string(r));
   }
 
@@ -261,7 +265,7 @@ class Engine {
       TimeNs dur = 0;
       if (l.rec.kv_bytes > 0) {
         if (l.rec.path == RetrievalPath::kStaged) {
-          if (st_.stack().begin_transfer(l.claim) != 0)
+          if (st_.claims().begin_transfer(l.claim) != 0)
             throw std::logic_error("replay: transfer of a claim that is not stage-ready");
           copied_bytes_ += st_.copy_out(l.claim);
         }
@@ -271,7 +275,7 @@ class Engine {
         l.rec.retrieval_end = now();
         l.retrieved = true;
         if (l.rec.kv_bytes > 0 && l.rec.path == RetrievalPath::kStaged) {
-          st_.stack().end_transfer(l.claim);
+          st_.claims().end_transfer(l.claim);
           record_claim(l);
         }
         const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
@@ -405,9 +409,9 @@ class Engine {
     const TimeNs half = cfg_.ttu_horizon / 2;
     if (l.claim) {
       if (beyond && l.given - (now() - l.given_at) >= half) return;
-      st_.stack().revise(l.claim, ttu, &spread);
+      st_.claims().revise(l.claim, ttu, &spread);
     } else {
-      if (st_.stack().report(l.hit, ttu, &l.claim, &spread) != 0)
+      if (st_.claims().report(l.hit, ttu, &l.claim, &spread) != 0)
         throw std::logic_error("replay: claim report refused");
       by_claim_[l.claim] = i;
       order_changed_ = true;
@@ -421,7 +425,7 @@ class Engine {
   // How long until a committed, still staging claim is stage-ready (the stack's TTR).
   TimeNs committed_ready_in(const Live& l) {
     ClaimView v;
-    if (!l.claim || st_.stack().query(l.claim, &v) != 0 || v.state != ClaimState::kStaging)
+    if (!l.claim || st_.claims().query(l.claim, &v) != 0 || v.state != ClaimState::kStaging)
       return 0;
     return v.ttr.value_or(0);
   }
@@ -482,7 +486,7 @@ class Host final : public StackObserver {
  private:
   void publish() {
     if (orders_.size() == 1) {
-      st_.stack().update_order(orders_[0]);
+      st_.claims().update_order(orders_[0]);
       return;
     }
     size_t longest = 0;
@@ -490,7 +494,7 @@ class Host final : public StackObserver {
     merged_.clear();
     for (size_t r = 0; r < longest; ++r)
       for (const auto& o : orders_) merged_.push_back(r < o.size() ? o[r] : kNoClaim);
-    st_.stack().update_order(merged_);
+    st_.claims().update_order(merged_);
   }
 
   ServingStack& st_;
@@ -560,7 +564,7 @@ RunResult serve_fleet(const ReplayWorkload& w, std::span<ServingStack* const> st
   // Arrivals are relative to the start of the run; records are reported relative to it.
   TimeNs start = 0;
   driver.call([&] {
-    for (auto& h : hosts) h->stack().stack().set_observer(h.get());
+    for (auto& h : hosts) h->stack().claims().set_observer(h.get());
     start = driver.now();
     std::vector<size_t> next(engines, 0);
     for (const uint32_t g : engine_of) fleet[g]->schedule_arrival(next[g]++, start);
@@ -572,7 +576,7 @@ RunResult serve_fleet(const ReplayWorkload& w, std::span<ServingStack* const> st
   r.policy = cfg.policy;
   r.requests.resize(w.requests.size());
   driver.call([&] {
-    for (auto& h : hosts) h->stack().stack().set_observer(nullptr);
+    for (auto& h : hosts) h->stack().claims().set_observer(nullptr);
     for (auto& e : fleet) {
       e->collect(start, &r.requests);
       r.copied_bytes += e->copied_bytes();
@@ -592,27 +596,55 @@ RunResult serve_fleet(const ReplayWorkload& w, std::span<ServingStack* const> st
     r.end_time = driver.now() - start;
     if (pool) r.pool_written_bytes = pool->written_bytes();
   });
+  summarize_run(&r, engines, d.engines_per_host);
+  return r;
+}
+
+}  // namespace
+
+void summarize_run(RunResult* r, uint32_t engines, uint32_t engines_per_host) {
   std::vector<RequestTiming> timings;
   std::vector<std::vector<RequestTiming>> per_engine(engines);
-  for (RequestRecord& q : r.requests) {
-    q.host = q.engine / d.engines_per_host;
-    r.reusable_bytes += q.reusable_bytes;
-    r.hit_bytes += q.kv_bytes;
-    r.pool_hit_bytes += q.pool_bytes;
+  for (RequestRecord& q : r->requests) {
+    q.host = q.engine / engines_per_host;
+    r->reusable_bytes += q.reusable_bytes;
+    r->hit_bytes += q.kv_bytes;
+    r->pool_hit_bytes += q.pool_bytes;
     if (q.path == RetrievalPath::kRejected) {
-      ++r.rejected;
+      ++r->rejected;
       continue;
     }
     timings.push_back(q.timing);
     per_engine[q.engine].push_back(q.timing);
   }
-  r.summary = summarize(timings, r.ledger_byte_seconds);
+  r->summary = summarize(timings, r->ledger_byte_seconds);
   if (engines > 1)
-    for (const auto& t : per_engine) r.engines.push_back(summarize(t, 0));
-  return r;
+    for (const auto& t : per_engine) r->engines.push_back(summarize(t, 0));
 }
 
-}  // namespace
+EngineRun serve_engine(const ReplayWorkload& w, std::span<const size_t> mine, uint32_t index,
+                       ServingStack& stack, const EngineConfig& cfg, const StepCosts& costs,
+                       TimeNs start) {
+  Host host(stack);
+  Engine engine(w, std::vector<size_t>(mine.begin(), mine.end()), index, stack, cfg, costs,
+                host.sink(0), nullptr);
+  host.add(&engine);
+  Driver& driver = stack.driver();
+  driver.call([&] {
+    stack.claims().set_observer(&host);
+    for (size_t k = 0; k < mine.size(); ++k) engine.schedule_arrival(k, start);
+  });
+  stack.run([&] { return engine.done(); });
+  EngineRun out;
+  std::vector<RequestRecord> all(w.requests.size());
+  driver.call([&] {
+    stack.claims().set_observer(nullptr);
+    engine.collect(start, &all);
+    out.copied_bytes = engine.copied_bytes();
+  });
+  for (const size_t i : mine) out.requests.push_back(all[i]);
+  return out;
+}
 
 ControllerConfig for_engines(ControllerConfig c, uint32_t engines_per_host) {
   c.policy.queue_k *= engines_per_host;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -131,5 +132,24 @@ RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
 RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stack,
                       const EngineConfig& engine, const StepCosts& costs,
                       const Interference& interference = {}, const Deployment& deployment = {});
+
+// One engine of a run whose engines are processes of their own (daemon_engines.h), each
+// with its own stack surface: serves the requests `mine` (indices in `workload`, in arrival
+// order), arriving at `start` plus their arrival times on the stack's driver, to the end.
+// The records are those requests' (relative to `start`, in `mine`'s order). Throws
+// std::invalid_argument for an invalid configuration, std::logic_error when a request
+// never finished.
+struct EngineRun {
+  std::vector<RequestRecord> requests;
+  uint64_t copied_bytes = 0;
+};
+EngineRun serve_engine(const ReplayWorkload& workload, std::span<const size_t> mine, uint32_t index,
+                       ServingStack& stack, const EngineConfig& engine, const StepCosts& costs,
+                       TimeNs start);
+
+// Fills a run's totals from its request records (r->requests) and the ledger byte-time
+// already in r->ledger_byte_seconds: hosts of the engines, hit bytes, rejections, the
+// summary and, with several engines, each engine's summary.
+void summarize_run(RunResult* r, uint32_t engines, uint32_t engines_per_host);
 
 }  // namespace tempo

@@ -6,6 +6,11 @@
 
 namespace tempo {
 
+ClaimSurface& ServingStack::claims() {
+  if (!local_claims_) local_claims_ = std::make_unique<StackClaims>(stack());
+  return *local_claims_;
+}
+
 uint64_t ServingStack::copy_out(ClaimId /*claim*/) { return 0; }
 
 int ServingStack::read_dax_l1(std::span<const ObjectKey> keys, std::function<void(int)> done) {
@@ -76,8 +81,8 @@ UringServingStack::~UringServingStack() {
   stack_.reset();
 }
 
-int UringServingStack::preload(const KvObject& object, std::string* error) {
-  ObjectStore& store = backend_.store();
+int preload_object(ObjectStore& store, const KvObject& object, uint64_t* written,
+                   std::string* error) {
   if (auto info = store.lookup(object.key); info && info->size == object.bytes) return 0;
   std::vector<std::byte> data(object.bytes);
   fill_object_pattern(object.key, data);
@@ -86,8 +91,12 @@ int UringServingStack::preload(const KvObject& object, std::string* error) {
     *error = "cannot store object " + std::to_string(object.key) + ": " + std::strerror(-r);
     return r;
   }
-  written_ += object.bytes;
+  *written += object.bytes;
   return 0;
+}
+
+int UringServingStack::preload(const KvObject& object, std::string* error) {
+  return preload_object(backend_.store(), object, &written_, error);
 }
 
 void UringServingStack::run(const std::function<bool()>& done) {

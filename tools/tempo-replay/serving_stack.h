@@ -2,9 +2,10 @@
 // what only a replay needs around it: putting the workload's objects on the SSD tier,
 // running to the end, copying transferred bytes out, and the dax-l1 baseline that reads
 // the device without the controller. The engine drives libtempo only through the Stack's
-// claim surface and the driver's Scheduler.
+// claim surface (claim_surface.h) and the driver's Scheduler.
 //   SimServingStack:   the sim device on the virtual driver (deterministic, virtual time);
-//   UringServingStack: the uring device on the threaded driver (wall clock, real bytes).
+//   UringServingStack: the uring device on the threaded driver (wall clock, real bytes);
+//   DaemonServingStack (daemon_engines.h): one engine process's client of a tempod.
 #pragma once
 
 #include <functional>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "claim_surface.h"
 #include "cluster_pool.h"
 #include "core/object.h"
 #include "stack/sim_stack.h"
@@ -28,7 +30,10 @@ class ServingStack {
  public:
   virtual ~ServingStack() = default;
   virtual Driver& driver() = 0;
+  // The in-process stack (its counters, the device behind it).
   virtual Stack& stack() = 0;
+  // What the engine drives: by default the in-process stack's claim surface.
+  virtual ClaimSurface& claims();
   // Puts an object on the SSD tier before the run. 0, or a negative errno with *error.
   virtual int preload(const KvObject& object, std::string* error) = 0;
   // Runs timed work and device completions until `done()` (evaluated on the driver) holds
@@ -45,6 +50,9 @@ class ServingStack {
   // local store, written through to the pool). A single host holds every object already.
   virtual bool holds_locally(ObjectKey /*key*/) const { return true; }
   virtual void save(const KvObject& /*object*/) {}
+
+ private:
+  std::unique_ptr<StackClaims> local_claims_;  // claims() over stack(), made on first use
 };
 
 // A sim device and its stack on a virtual driver that several hosts of one run may share,
@@ -136,5 +144,10 @@ class UringServingStack final : public ServingStack {
 
 // The bytes tempo-replay stores for an object: a pattern derived from its key.
 void fill_object_pattern(ObjectKey key, std::span<std::byte> out);
+
+// Writes `object` (its pattern) to `store` unless the store already holds it at that size.
+// 0, adding the bytes written to *written; or a negative errno with *error.
+int preload_object(ObjectStore& store, const KvObject& object, uint64_t* written,
+                   std::string* error);
 
 }  // namespace tempo

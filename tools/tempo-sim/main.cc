@@ -6,12 +6,13 @@
 // See Documentation/tempo-sim.md.
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/exec_model.h"
+#include "options.h"
 #include "placement/experiments.h"
 #include "placement/generators.h"
 #include "placement/hardware.h"
@@ -33,66 +35,76 @@ using namespace tempo::placement;
 
 namespace {
 
-const char* kUsage =
-    "usage: tempo-sim list\n"
-    "       tempo-sim run [--workload chat|chat-single|agent|docqa|trace] [--seed N]\n"
-    "                     [--trace FILE.jsonl [--trace-block-tokens N (512)]]\n"
-    "                     [--policy P] [--prefetch none|causal|oracle|laxity] [--depth N]\n"
-    "                     [--baseline tiered|gpu-only|prefix-reuse|full-cpu-offload]\n"
-    "                     [--link-priority fifo|demand]\n"
-    "                     [--ratio R | --hbm N --dram N --ssd N] [--ewma-alpha A]\n"
-    "                     [--csv FILE] [--requests-csv FILE] [--json] [common]\n"
-    "       tempo-sim export [--workload W | --trace FILE] [--seed N] --out FILE [common]\n"
-    "       tempo-sim study --out DIR [--only name,...] [--seed N]\n"
-    "                       [--trace FILE.jsonl [--trace-block-tokens N]] [common]\n"
-    "common: --model NAME|FILE (llama-3.1-8b-instruct) --gpu NAME|FILE (h100-pcie-80gb)\n"
-    "        --host NAME|FILE (h100-pcie-server)\n"
-    "        --data-dir DIR --pcie-gbps G --ssd-gbps G --ssd-latency-us U\n"
-    "        --price-hbm USD --price-dram USD --price-ssd USD (per GB)\n";
-
-struct Args {
-  std::map<std::string, std::string> opt;
-  bool has(const std::string& k) const { return opt.contains(k); }
-  std::string get(const std::string& k, const std::string& def) const {
-    auto it = opt.find(k);
-    return it == opt.end() ? def : it->second;
-  }
+const cli::Option kCommonOptions[] = {
+    {"model", 0, "name|file", "the model (default llama-3.1-8b-instruct)"},
+    {"gpu", 0, "name|file", "the GPU (default h100-pcie-80gb)"},
+    {"host", 0, "name|file", "the host (default h100-pcie-server)"},
+    {"data-dir", 0, "dir", "where the model, GPU and host files are"},
+    {"pcie-gbps", 0, "G", "the PCIe link in GB/s (default: the GPU's)"},
+    {"ssd-gbps", 0, "G", "the SSD in GB/s"},
+    {"ssd-latency-us", 0, "U", "the SSD's latency in microseconds"},
+    {"price-hbm", 0, "USD", "HBM price per GB (default 187.50)"},
+    {"price-dram", 0, "USD", "DRAM price per GB (default 3.50)"},
+    {"price-ssd", 0, "USD", "SSD price per GB (default 0.08)"},
+    {"seed", 0, "N", "workload seed (default 1)"},
+    {"workload", 0, "W", "chat (default), chat-single, agent, docqa or trace"},
 };
+const cli::Option kTraceOptions[] = {
+    {"trace", 0, "file.jsonl", "a request trace (the trace workload)"},
+    {"trace-block-tokens", 0, "N", "the trace's block size in tokens (default 512)"},
+};
+const cli::Option kRunOptions[] = {
+    {"policy", 0, "P", "the eviction policy of every tier (default lru; `tempo-sim list`)"},
+    {"prefetch", 0, "X", "none (default), causal, oracle or laxity"},
+    {"depth", 0, "N", "prefetch depth in blocks"},
+    {"baseline", 0, "B", "tiered (default), gpu-only, prefix-reuse or full-cpu-offload"},
+    {"link-priority", 0, "fifo|demand", "demand fetches first (default) or in order"},
+    {"ratio", 0, "R", "the 1:8:64 shape with HBM = working set / R"},
+    {"hbm", 0, "N", "HBM blocks (with --dram and --ssd: any shape)"},
+    {"dram", 0, "N", "DRAM blocks"},
+    {"ssd", 0, "N", "SSD blocks"},
+    {"ewma-alpha", 0, "A", "the EWMA weight of history-keeping policies"},
+    {"csv", 0, "file", "the summary as a one-row CSV"},
+    {"requests-csv", 0, "file", "one CSV row per request"},
+    {"json", 0, nullptr, "print one JSON object with exact counts instead of text"},
+};
+const cli::Option kExportOptions[] = {
+    {"out", 0, "file", "the access stream as CSV (time,block_id,size_bytes); required"},
+};
+const cli::Option kStudyOptions[] = {
+    {"out", 0, "dir", "one CSV per experiment grid goes here; required"},
+    {"only", 0, "name,...", "run these experiments only (`tempo-sim list`)"},
+};
+
+struct Subcommand {
+  const char* name;
+  const char* usage;
+  const char* summary;
+  std::vector<std::span<const cli::Option>> options;
+  int (*run)(const cli::Args& a);
+};
+
+int bad_usage(const std::string& msg) { return cli::usage_error("tempo-sim", msg); }
 
 int fail(const std::string& msg) {
   std::cerr << "tempo-sim: " << msg << "\n";
   return EINVAL;
 }
 
+// A summary value as a JSON number when it is one.
 bool parse_number(const std::string& s, double* out) {
   char* end = nullptr;
   *out = std::strtod(s.c_str(), &end);
   return !s.empty() && end != nullptr && *end == '\0';
 }
 
-bool parse_count(const std::string& s, uint64_t* out) {
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
-  *out = std::strtoull(s.c_str(), nullptr, 10);
-  return true;
-}
-
 // Reads the number option `key` into *out when present; false with a message when bad.
-bool number_opt(const Args& a, const std::string& key, double* out, std::string* err) {
-  if (!a.has(key)) return true;
-  if (!parse_number(a.get(key, ""), out)) {
-    *err = "--" + key + ": not a number: '" + a.get(key, "") + "'";
-    return false;
-  }
-  return true;
+bool number_opt(const cli::Args& a, const std::string& key, double* out, std::string* err) {
+  return !a.has(key) || cli::to_double(key, a.get(key), -DBL_MAX, DBL_MAX, out, err) == 0;
 }
 
-bool count_opt(const Args& a, const std::string& key, uint64_t* out, std::string* err) {
-  if (!a.has(key)) return true;
-  if (!parse_count(a.get(key, ""), out)) {
-    *err = "--" + key + ": not a count: '" + a.get(key, "") + "'";
-    return false;
-  }
-  return true;
+bool count_opt(const cli::Args& a, const std::string& key, uint64_t* out, std::string* err) {
+  return !a.has(key) || cli::to_u64(key, a.get(key), 0, UINT64_MAX, out, err) == 0;
 }
 
 struct Common {
@@ -103,7 +115,7 @@ struct Common {
   uint64_t seed = 1;
 };
 
-int load_common(const Args& a, Common* c) {
+int load_common(const cli::Args& a, Common* c) {
   std::string err;
   const std::string data_dir = a.get("data-dir", default_data_dir());
   if (int rc = load_exec_model(a.get("model", "llama-3.1-8b-instruct"),
@@ -127,34 +139,34 @@ int load_common(const Args& a, Common* c) {
       !number_opt(a, "price-dram", &c->prices.dram_usd_per_gb, &err) ||
       !number_opt(a, "price-ssd", &c->prices.ssd_usd_per_gb, &err) ||
       !count_opt(a, "seed", &c->seed, &err)) {
-    return fail(err);
+    return bad_usage(err);
   }
   if (a.has("pcie-gbps")) {
-    if (!(pcie > 0)) return fail("--pcie-gbps must be > 0");
+    if (!(pcie > 0)) return bad_usage("--pcie-gbps must be > 0");
     c->sim.pcie_up.bytes_per_sec = c->sim.pcie_down.bytes_per_sec = pcie * 1e9;
   }
   if (a.has("ssd-gbps")) {
-    if (!(ssd > 0)) return fail("--ssd-gbps must be > 0");
+    if (!(ssd > 0)) return bad_usage("--ssd-gbps must be > 0");
     c->sim.ssd.bytes_per_sec = ssd * 1e9;
   }
   if (a.has("ssd-latency-us")) {
-    if (ssd_lat < 0) return fail("--ssd-latency-us must be >= 0");
+    if (ssd_lat < 0) return bad_usage("--ssd-latency-us must be >= 0");
     c->sim.ssd.latency_ns = static_cast<TimeNs>(ssd_lat * 1e3);
   }
   return 0;
 }
 
-int load_workload(const Args& a, const Common& c, Workload* w) {
+int load_workload(const cli::Args& a, const Common& c, Workload* w) {
   const std::string name = a.get("workload", a.has("trace") ? "trace" : "chat");
   if (name == "trace") {
-    if (!a.has("trace")) return fail("--workload trace needs --trace FILE");
+    if (!a.has("trace")) return bad_usage("--workload trace needs --trace FILE");
     TraceOptions o;
     o.kv_bytes_per_token = c.model.kv_bytes_per_token();
-    uint64_t bt = o.block_tokens;
     std::string err;
-    if (!count_opt(a, "trace-block-tokens", &bt, &err)) return fail(err);
-    if (bt == 0 || bt > UINT32_MAX) return fail("--trace-block-tokens must be in [1, 2^32)");
-    o.block_tokens = static_cast<uint32_t>(bt);
+    if (a.has("trace-block-tokens") &&
+        cli::to_u32("trace-block-tokens", a.get("trace-block-tokens"), 1, UINT32_MAX,
+                    &o.block_tokens, &err) != 0)
+      return bad_usage(err);
     std::vector<tempo::Request> reqs;
     TraceStats stats;
     if (int rc = load_trace(a.get("trace", ""), o, &reqs, &stats, &err); rc != 0) {
@@ -164,8 +176,9 @@ int load_workload(const Args& a, const Common& c, Workload* w) {
     if (make_from_trace(reqs, w) != 0) return fail("trace: inconsistent chunk sizes");
     return 0;
   }
-  if (a.has("trace")) return fail("--trace goes with --workload trace");
-  if (make_named_workload(name, c.seed, w) != 0) return fail("unknown workload '" + name + "'");
+  if (a.has("trace")) return bad_usage("--trace goes with --workload trace");
+  if (make_named_workload(name, c.seed, w) != 0)
+    return bad_usage("unknown workload '" + name + "'");
   return 0;
 }
 
@@ -244,7 +257,7 @@ nlohmann::ordered_json run_json(const RunResult& r, const RunSummary& sum) {
           {"summary", summary}};
 }
 
-int cmd_run(const Args& a) {
+int cmd_run(const cli::Args& a) {
   Common c;
   if (int rc = load_common(a, &c)) return rc;
   Workload w;
@@ -255,7 +268,7 @@ int cmd_run(const Args& a) {
   s.baseline = a.get("baseline", "tiered");
   const std::string priority = a.get("link-priority", "demand");
   if (priority != "fifo" && priority != "demand") {
-    return fail("--link-priority must be fifo or demand");
+    return bad_usage("--link-priority must be fifo or demand");
   }
   s.demand_priority = priority == "demand";
   const bool json = a.has("json");
@@ -264,9 +277,9 @@ int cmd_run(const Args& a) {
   uint64_t depth = s.prefetch_depth;
   if (!number_opt(a, "ratio", &ratio, &err) || !count_opt(a, "depth", &depth, &err) ||
       !number_opt(a, "ewma-alpha", &s.ewma_alpha, &err)) {
-    return fail(err);
+    return bad_usage(err);
   }
-  if (a.has("ratio") && !(ratio > 0)) return fail("--ratio must be > 0");
+  if (a.has("ratio") && !(ratio > 0)) return bad_usage("--ratio must be > 0");
   s.prefetch_depth = static_cast<uint32_t>(depth);
   // The physical shape of the hardware files unless a ratio or a shape is given.
   s.shape = a.has("ratio")
@@ -277,7 +290,7 @@ int cmd_run(const Args& a) {
     if (!count_opt(a, "hbm", &shape.hbm_blocks, &err) ||
         !count_opt(a, "dram", &shape.dram_blocks, &err) ||
         !count_opt(a, "ssd", &shape.ssd_blocks, &err)) {
-      return fail(err);
+      return bad_usage(err);
     }
     s.shape = shape;
   }
@@ -286,7 +299,7 @@ int cmd_run(const Args& a) {
   try {
     r = simulate(w, s, cost);
   } catch (const std::invalid_argument& e) {
-    return fail(e.what());
+    return bad_usage(e.what());
   }
   const RunSummary sum = summarize(r, w, s.shape, c.prices);
   if (json) {
@@ -310,10 +323,10 @@ int cmd_run(const Args& a) {
   return 0;
 }
 
-int cmd_export(const Args& a) {
+int cmd_export(const cli::Args& a) {
   Common c;
   if (int rc = load_common(a, &c)) return rc;
-  if (!a.has("out")) return fail("export needs --out FILE");
+  if (!a.has("out")) return bad_usage("export needs --out FILE");
   Workload w;
   if (int rc = load_workload(a, c, &w)) return rc;
   std::ofstream f(a.get("out", ""));
@@ -323,10 +336,10 @@ int cmd_export(const Args& a) {
   return 0;
 }
 
-int cmd_study(const Args& a) {
+int cmd_study(const cli::Args& a) {
   Common c;
   if (int rc = load_common(a, &c)) return rc;
-  if (!a.has("out")) return fail("study needs --out DIR");
+  if (!a.has("out")) return bad_usage("study needs --out DIR");
   const std::filesystem::path dir = a.get("out", "");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -338,7 +351,7 @@ int cmd_study(const Args& a) {
     for (const auto& n : only) {
       bool known = false;
       for (const auto& e : experiments()) known = known || e.name == n;
-      if (!known) return fail("unknown experiment '" + n + "'");
+      if (!known) return bad_usage("unknown experiment '" + n + "'");
     }
   }
   StudyConfig sc;
@@ -364,59 +377,67 @@ int cmd_study(const Args& a) {
   return 0;
 }
 
+const Subcommand kSubcommands[] = {
+    {"list",
+     "tempo-sim list",
+     "Prints the registered workloads, policies, prefetchers, baselines and experiments.",
+     {},
+     [](const cli::Args&) { return cmd_list(); }},
+    {"run",
+     "tempo-sim run [--workload W] [--trace FILE.jsonl [--trace-block-tokens N]] [--policy P]\n"
+     "                     [--prefetch X] [--depth N] [--baseline B] [--link-priority "
+     "fifo|demand]\n"
+     "                     [--ratio R | --hbm N --dram N --ssd N] [--ewma-alpha A]\n"
+     "                     [--csv FILE] [--requests-csv FILE] [--json] [common options]",
+     "Simulates one configuration and prints every summary metric.",
+     {kRunOptions, kTraceOptions, kCommonOptions},
+     cmd_run},
+    {"export",
+     "tempo-sim export [--workload W | --trace FILE] --out FILE [common options]",
+     "Writes the workload's access stream as CSV for external cache simulators.",
+     {kExportOptions, kTraceOptions, kCommonOptions},
+     cmd_export},
+    {"study",
+     "tempo-sim study --out DIR [--only name,...] [--trace FILE.jsonl] [common options]",
+     "Runs the experiment grids and writes one CSV each into DIR.",
+     {kStudyOptions, kTraceOptions, kCommonOptions},
+     cmd_study},
+};
+
+void usage(std::FILE* to) {
+  std::fprintf(to, "usage: tempo-sim <command> [<options>]\n\ncommands:\n");
+  for (const Subcommand& c : kSubcommands) std::fprintf(to, "    %-8s %s\n", c.name, c.summary);
+  std::fprintf(to, "\n`tempo-sim <command> --help` for its options; `tempo-sim --version`.\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << kUsage;
-    return EINVAL;
+    usage(stderr);
+    return 2;
   }
   const std::string cmd = argv[1];
-  Args a;
-  for (int i = 2; i < argc; ++i) {
-    std::string k = argv[i];
-    if (k == "--json") {  // the one flag without a value
-      a.opt["json"] = "";
-      continue;
-    }
-    if (k.rfind("--", 0) != 0 || i + 1 >= argc) {
-      std::cerr << "tempo-sim: expected --option VALUE, got '" << k << "'\n" << kUsage;
-      return EINVAL;
-    }
-    a.opt[k.substr(2)] = argv[++i];
-  }
-  const std::vector<std::string> common = {
-      "model",     "gpu",        "data-dir",  "pcie-gbps", "ssd-gbps", "ssd-latency-us",
-      "price-hbm", "price-dram", "price-ssd", "seed",      "workload", "host"};
-  std::vector<std::string> allowed = common;
-  if (cmd == "run" || cmd == "export") {
-    allowed.emplace_back("trace");
-    allowed.emplace_back("trace-block-tokens");
-  }
-  if (cmd == "run") {
-    for (const char* k : {"policy", "prefetch", "depth", "baseline", "link-priority", "ratio",
-                          "hbm", "dram", "ssd", "ewma-alpha", "csv", "requests-csv", "json"}) {
-      allowed.emplace_back(k);
-    }
-  } else if (cmd == "export") {
-    allowed.emplace_back("out");
-  } else if (cmd == "study") {
-    for (const char* k : {"out", "only", "trace", "trace-block-tokens"}) allowed.emplace_back(k);
-  }
-  for (const auto& [k, v] : a.opt) {
-    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
-      std::cerr << "tempo-sim: unknown option --" << k << " for '" << cmd << "'\n" << kUsage;
-      return EINVAL;
-    }
-  }
-  if (cmd == "list") return cmd_list();
-  if (cmd == "run") return cmd_run(a);
-  if (cmd == "export") return cmd_export(a);
-  if (cmd == "study") return cmd_study(a);
-  if (cmd == "help" || cmd == "--help") {
-    std::cout << kUsage;
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    usage(stdout);
     return 0;
   }
-  std::cerr << "tempo-sim: unknown command '" << cmd << "'\n" << kUsage;
-  return EINVAL;
+  if (cmd == "--version") {
+    cli::print_version("tempo-sim");
+    return 0;
+  }
+  for (const Subcommand& c : kSubcommands) {
+    if (cmd != c.name) continue;
+    std::vector<cli::Option> options;
+    for (std::span<const cli::Option> part : c.options)
+      options.insert(options.end(), part.begin(), part.end());
+    const std::string name = "tempo-sim " + cmd;
+    const cli::Tool tool{name.c_str(), c.usage, c.summary, options};
+    cli::Args a;
+    if (const auto exit = cli::parse_or_exit(tool, argc - 2, argv + 2, &a)) return *exit;
+    return c.run(a);
+  }
+  std::cerr << "tempo-sim: unknown command '" << cmd << "'\n";
+  usage(stderr);
+  return 2;
 }

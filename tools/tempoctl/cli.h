@@ -1,44 +1,29 @@
-// tempoctl's shared plumbing: daxctl-style options (`-s, --socket=<path>`, `--json` on every
-// subcommand), errors and output.
+// tempoctl's shared plumbing: subcommands with daxctl-style options (`-s, --socket=<path>`,
+// `--json` on every subcommand; parsed by tools/common/options.h), errors and output.
 #pragma once
 
-#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "options.h"
 
 namespace tempo::ctl {
 
 using nlohmann::json;
 
-struct OptionSpec {
-  const char* long_name;
-  char short_name;         // 0: none
-  const char* value_name;  // nullptr: a flag
-  const char* help;
-};
+using cli::Args;
 
-struct Args {
-  std::map<std::string, std::vector<std::string>> values;  // by long name; flags hold ""
-  std::vector<std::string> positional;
-  bool has(const std::string& name) const { return values.count(name) > 0; }
-  std::string get(const std::string& name, const std::string& fallback = "") const;
-  const std::vector<std::string>& all(const std::string& name) const;
-  bool json() const { return has("json"); }
-};
-
-// A subcommand: its name, usage line, options (--json and --help are added) and body.
+// A subcommand: its name, usage line, options (--json, --help and --version are added) and
+// body.
 struct Command {
   const char* name;
   const char* usage;
   const char* summary;
-  std::vector<OptionSpec> options;
+  std::vector<cli::Option> options;
   int (*run)(const Args& args);
+  bool operands;  // takes operands (`store ls`, `config <key>`)
 };
-
-// Parses argv (after the subcommand's name). 0, or 2 with `error` for usage errors.
-int parse_args(const Command& cmd, int argc, char** argv, Args* out, std::string* error);
-void print_usage(const Command& cmd);
 
 // Prints "tempoctl <cmd>: <message>" to stderr and returns 1.
 int fail(const char* cmd, const std::string& message);

@@ -34,16 +34,18 @@ struct Counter : DeviceObserver {
   TimeNs last = 0;
 };
 
+// A positive byte count (256MiB) or count (at most 2^32 - 1), or -1 with *error.
 int64_t number(const Args& args, const char* name, const char* fallback, bool bytes,
                std::string* error) {
   const std::string v = args.get(name, fallback);
-  const int64_t n =
-      bytes ? parse_bytes(v)
-            : (v.find_first_not_of("0123456789") == std::string::npos && !v.empty() ? std::stoll(v)
-                                                                                    : -1);
+  if (!bytes) {
+    uint32_t n = 0;
+    return cli::to_u32(name, v, 1, UINT32_MAX, &n, error) == 0 ? n : -1;
+  }
+  const int64_t n = parse_bytes(v);
   if (n <= 0)
-    *error = "invalid value '" + v + "' for '--" + name + "': accepted a positive " +
-             (bytes ? "byte count such as 256MiB" : "integer");
+    *error = "invalid value '" + v + "' for '--" + name +
+             "': accepted a positive byte count such as 256MiB";
   return n;
 }
 
@@ -57,7 +59,7 @@ int cmd_calibrate(const Args& args) {
   const int64_t want = number(args, "objects", "32", false, &error);
   const int64_t obj_bytes = number(args, "object-bytes", "4MiB", true, &error);
   const int64_t qd = number(args, "queue-depth", "16", false, &error);
-  if (!error.empty()) return fail("calibrate", error);
+  if (!error.empty()) return cli::usage_error("tempoctl calibrate", error);
   const std::string output = args.get("output", dir + "/calibration.conf");
 
   ObjectStoreOptions so;
@@ -163,7 +165,7 @@ int cmd_calibrate(const Args& args) {
       << "demand_rate = " << demand_bps << "\n";
   out.close();
   if (!out) return fail("calibrate", "cannot write '" + output + "'");
-  if (args.json()) {
+  if (args.has("json")) {
     print_json({{"store", dir},
                 {"objects", keys.size()},
                 {"bytes", total},

@@ -35,7 +35,7 @@ int cmd_config(const Args& args) {
   } else {
     return fail("config", "unknown key '" + args.positional[0] + "'");
   }
-  if (args.json()) {
+  if (args.has("json")) {
     json doc = json::array();
     for (const SettingKey* k : rows) doc.push_back(key_json(*k));
     print_json(args.positional.empty() ? doc : doc[0]);

@@ -183,7 +183,7 @@ int cmd_list(const Args& args) {
   }
   for (const std::string& dir : stores) out["stores"].push_back(describe_store(dir));
   if (!errors.empty()) out["errors"] = errors;
-  if (args.json()) {
+  if (args.has("json")) {
     print_json(out);
     return 0;
   }

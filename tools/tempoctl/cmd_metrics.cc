@@ -166,7 +166,7 @@ int cmd_metrics(const Args& args) {
     return fail("metrics", std::string("stats: ") + std::strerror(-r));
   if (const int r = client->timeliness(&t); r != 0)
     return fail("metrics", std::string("timeliness: ") + std::strerror(-r));
-  if (args.json()) {
+  if (args.has("json")) {
     json doc = json::object();
     for (const Metric& m : kMetrics) doc[m.name] = m.value(s);
     doc["tempo_retrievals_on_time_total"] = t.on_time;

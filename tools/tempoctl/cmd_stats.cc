@@ -130,7 +130,7 @@ int print_claims(const Args& args, const json& reply_claims) {
     const bool ended = st == "RELEASED" || st == "CANCELLED" || st == "ORDINARY" || st == "FAILED";
     if (!ended || args.has("all")) claims.push_back(c);
   }
-  if (args.json()) {
+  if (args.has("json")) {
     print_json(claims);
     return 0;
   }
@@ -167,7 +167,7 @@ int cmd_stats(const Args& args) {
       return fail("stats", error);
     stats = reply["stats"];
   }
-  if (args.json()) {
+  if (args.has("json")) {
     print_json(stats);
     return 0;
   }

@@ -61,7 +61,7 @@ int open_store(const Args& args, bool read_only, std::unique_ptr<ObjectStore>* s
 int print_ls(const Args& args, std::vector<ObjectInfo> objs,
              const std::vector<QuarantinedObject>& quarantined) {
   std::sort(objs.begin(), objs.end(), [](auto& a, auto& b) { return a.key < b.key; });
-  if (args.json()) {
+  if (args.has("json")) {
     json out = json::array();
     for (const ObjectInfo& i : objs)
       out.push_back({{"key", i.key},
@@ -92,7 +92,7 @@ int print_ls(const Args& args, std::vector<ObjectInfo> objs,
 
 int print_verify(const Args& args, uint64_t ok, uint64_t bytes, const json& bad,
                  const std::vector<std::string>& catalog_errors) {
-  if (args.json()) {
+  if (args.has("json")) {
     print_json({{"store", args.has("daemon") ? args.get("daemon") : args.get("store")},
                 {"verified", ok},
                 {"verified_bytes", bytes},
@@ -114,7 +114,7 @@ int print_verify(const Args& args, uint64_t ok, uint64_t bytes, const json& bad,
 
 int print_gc(const Args& args, uint64_t removed, uint64_t before, uint64_t after,
              uint64_t objects) {
-  if (args.json()) {
+  if (args.has("json")) {
     print_json({{"store", args.has("daemon") ? args.get("daemon") : args.get("store")},
                 {"removed_quarantined", removed},
                 {"catalog_bytes_before", before},

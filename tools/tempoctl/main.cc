@@ -16,14 +16,16 @@ const Command kCommands[] = {
      "DAX devices (libdaxctl), tempo.ko devices (/dev/tempo*) and configured object stores.",
      {{"store", 'S', "dir", "an object store directory to include (repeatable)"},
       {"config", 'c', "file", "a configuration file: its uring.store_path is listed"}},
-     cmd_list},
+     cmd_list,
+     false},
     {"stats",
      "stats (--socket=<path> | --device=</dev/tempoN>) [--json]",
      "Live counters of a running libtempo instance (its control socket) or of a tempo.ko\n"
      "device (its STATS ioctl).",
      {{"socket", 's', "path", "the instance's control_socket"},
       {"device", 'd', "path", "a tempo.ko character device, e.g. /dev/tempo0"}},
-     cmd_stats},
+     cmd_stats,
+     false},
     {"claims",
      "claims (--socket=<path> | --daemon=<path>) [--all] [--json]",
      "Current claims of a running libtempo instance: state, TTU, TTR, laxity; of a tempod,\n"
@@ -31,7 +33,8 @@ const Command kCommands[] = {
      {{"socket", 's', "path", "the instance's control_socket"},
       {"daemon", 'D', "path", "a tempod's socket (daemon.socket)"},
       {"all", 'a', nullptr, "include ended claims (released, cancelled, ordinary, failed)"}},
-     cmd_claims},
+     cmd_claims,
+     false},
     {"store",
      "store (ls | verify | gc) (--store=<dir> | --daemon=<path>) [--json]",
      "Object store maintenance: list objects, verify every checksum, drop objects that\n"
@@ -40,7 +43,8 @@ const Command kCommands[] = {
      {{"store", 'S', "dir", "the object store directory"},
       {"daemon", 'D', "path", "a tempod's socket: its live store"},
       {"data", 0, "path", "the data file or block device if not <dir>/data"}},
-     cmd_store},
+     cmd_store,
+     true},
     {"calibrate",
      "calibrate --store=<dir> [--output=<file>] [--fast-tier-bytes=<n>] [--objects=<n>]\n"
      "          [--object-bytes=<n>] [--queue-depth=<n>] [--json]",
@@ -54,19 +58,22 @@ const Command kCommands[] = {
        "size of test objects written when the store has too few, "
        "default 4MiB"},
       {"queue-depth", 0, "n", "reads in flight, default 16"}},
-     cmd_calibrate},
+     cmd_calibrate,
+     false},
     {"config",
      "config [<key>] [--markdown] [--json]",
      "The settings libtempo reads (tempo_config_set, the configuration file, TEMPO_*):\n"
      "every key, or one, with its default and what it accepts.",
      {{"markdown", 0, nullptr, "the table as Documentation/configuration.md holds it"}},
-     cmd_config},
+     cmd_config,
+     true},
     {"metrics",
      "metrics [--daemon=<path>] [--json]",
      "Prints a tempod's counters as a Prometheus text exposition (for a node-exporter\n"
      "textfile collector or a scrape wrapper); --json as one object.",
      {{"daemon", 'D', "path", "tempod's socket (default /run/tempo/tempod.sock)"}},
-     cmd_metrics},
+     cmd_metrics,
+     false},
 };
 
 void usage(FILE* out) {
@@ -76,7 +83,7 @@ void usage(FILE* out) {
     first = first.substr(0, first.find('\n'));
     std::fprintf(out, "    %-10s %s\n", c.name, first.c_str());
   }
-  std::fprintf(out, "\n`tempoctl <command> --help` for its options.\n");
+  std::fprintf(out, "\n`tempoctl <command> --help` for its options; `tempoctl --version`.\n");
 }
 
 }  // namespace
@@ -88,18 +95,19 @@ int main(int argc, char** argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (!std::strcmp(argv[1], "--version")) {
+    tempo::cli::print_version("tempoctl");
+    return 0;
+  }
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
+    std::vector<tempo::cli::Option> options = c.options;
+    options.push_back({"json", 0, nullptr, "print JSON instead of text"});
+    const std::string name = std::string("tempoctl ") + c.name;
+    const std::string synopsis = std::string("tempoctl ") + c.usage;
+    const tempo::cli::Tool tool{name.c_str(), synopsis.c_str(), c.summary, options, c.operands};
     Args args;
-    std::string error;
-    if (parse_args(c, argc - 2, argv + 2, &args, &error) != 0) {
-      std::fprintf(stderr, "tempoctl %s: %s\n", c.name, error.c_str());
-      return 2;
-    }
-    if (args.has("help")) {
-      print_usage(c);
-      return 0;
-    }
+    if (const auto exit = tempo::cli::parse_or_exit(tool, argc - 2, argv + 2, &args)) return *exit;
     return c.run(args);
   }
   std::fprintf(stderr, "tempoctl: unknown command '%s'\n", argv[1]);

@@ -5,7 +5,6 @@
 // Serves the stack the configuration describes (device = uring) on daemon.socket until
 // SIGTERM or SIGINT; tells systemd it is ready (READY=1 on $NOTIFY_SOCKET) once it serves.
 // Exit codes: 0 stopped by a signal, 2 bad usage or configuration, 1 could not start.
-#include <getopt.h>
 #include <grp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -19,6 +18,7 @@
 
 #include "config/config_file.h"
 #include "control/control_server.h"
+#include "options.h"
 #include "server.h"
 #include "stack/context.h"
 
@@ -53,11 +53,19 @@ void notify_ready() {
   close(fd);
 }
 
-int usage(const char* why) {
-  if (why) std::fprintf(stderr, "tempod: %s\n", why);
-  std::fprintf(stderr, "usage: tempod --config FILE [--socket PATH]\n");
-  return 2;
-}
+const tempo::cli::Option kOptions[] = {
+    {"config", 'c', "file", "the configuration (device = uring, daemon.* keys); required"},
+    {"socket", 's', "path", "the socket to serve (overrides daemon.socket)"},
+};
+
+const tempo::cli::Tool kTool{
+    "tempod", "tempod --config=<file> [--socket=<path>]",
+    "Serves one device's TempoKV stack to libtempo.so clients (device = daemon) until\n"
+    "SIGTERM or SIGINT. Exit status: 0 stopped by a signal, 2 bad usage or configuration,\n"
+    "1 could not start.",
+    kOptions};
+
+int usage(const std::string& why) { return tempo::cli::usage_error("tempod", why); }
 
 // The daemon.* keys of the configuration. 0, or -EINVAL with `error`.
 int server_options(const tempo::Settings& s, tempo::ServerOptions* o, std::string* error) {
@@ -80,32 +88,20 @@ int server_options(const tempo::Settings& s, tempo::ServerOptions* o, std::strin
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const option kOptions[] = {{"config", required_argument, nullptr, 'c'},
-                                    {"socket", required_argument, nullptr, 's'},
-                                    {"help", no_argument, nullptr, 'h'},
-                                    {nullptr, 0, nullptr, 0}};
-  std::string config;
-  std::string socket;
-  for (int c; (c = getopt_long(argc, argv, "c:s:h", kOptions, nullptr)) != -1;) {
-    if (c == 'c')
-      config = optarg;
-    else if (c == 's')
-      socket = optarg;
-    else
-      return usage(c == 'h' ? nullptr : "unknown option");
-  }
-  if (optind != argc) return usage("unexpected argument");
+  tempo::cli::Args args;
+  if (const auto exit = tempo::cli::parse_or_exit(kTool, argc - 1, argv + 1, &args)) return *exit;
+  const std::string config = args.get("config");
+  const std::string socket = args.get("socket");
   if (config.empty()) return usage("--config is required");
 
   tempo::Settings settings;
   std::string error;
   if (tempo::load_config_file(settings, config, &error) != 0 ||
       tempo::apply_environment(settings, ::getenv, &error) != 0)
-    return usage(error.c_str());
-  if (!socket.empty() && settings.set("daemon.socket", socket, &error) != 0)
-    return usage(error.c_str());
+    return usage(error);
+  if (!socket.empty() && settings.set("daemon.socket", socket, &error) != 0) return usage(error);
   tempo::ServerOptions options;
-  if (server_options(settings, &options, &error) != 0) return usage(error.c_str());
+  if (server_options(settings, &options, &error) != 0) return usage(error);
   options.log = log_line;
   if (settings.device != "uring") return usage("tempod serves device = uring");
   settings.uring.share_fast_tier = true;
