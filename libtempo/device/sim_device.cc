@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include "core/probes.h"
@@ -39,14 +40,24 @@ SimDevice::~SimDevice() {
 
 int SimDevice::add_object(ObjectKey key, uint64_t bytes, Source source) {
   if (bytes == 0 || (source == Source::kRemote && !remote_)) return -EINVAL;
-  if (objects_.contains(key)) return -EEXIST;
+  const int64_t held = object_size(key);
+  if (source == Source::kLocal && held == static_cast<int64_t>(bytes) && !holds_locally(key)) {
+    find_or_fetch(key)->source = Source::kLocal;
+    return 0;
+  }
+  if (held >= 0) return -EEXIST;
   objects_.emplace(key, Entry{bytes, Residency::kAbsent, 0, source});
   return 0;
 }
 
-Source SimDevice::stage_source(ObjectKey key) const {
+bool SimDevice::holds_locally(ObjectKey key) const {
   const Entry* e = find(key);
-  return e ? e->source : Source::kLocal;
+  return e && e->source == Source::kLocal;
+}
+
+Source SimDevice::stage_source(ObjectKey key) const {
+  if (const Entry* e = find(key)) return e->source;
+  return object_size(key) >= 0 ? Source::kRemote : Source::kLocal;
 }
 
 void SimDevice::set_interference(const Interference& window) {
@@ -88,9 +99,22 @@ const SimDevice::Entry* SimDevice::find(ObjectKey key) const {
   return it == objects_.end() ? nullptr : &it->second;
 }
 
+SimDevice::Entry* SimDevice::find_or_fetch(ObjectKey key) {
+  if (Entry* e = find(key)) return e;
+  const int64_t size = object_size(key);
+  if (size <= 0) return nullptr;
+  const Entry e{static_cast<uint64_t>(size), Residency::kAbsent, 0, Source::kRemote};
+  return &objects_.emplace(key, e).first->second;
+}
+
+void SimDevice::read_remote(Entry& e) {
+  if (remote_->keep_local) e.source = Source::kLocal;
+}
+
 int64_t SimDevice::object_size(ObjectKey key) const {
-  const Entry* e = find(key);
-  return e ? static_cast<int64_t>(e->bytes) : -ENOENT;
+  if (const Entry* e = find(key)) return static_cast<int64_t>(e->bytes);
+  if (remote_ && remote_->catalogue) return remote_->catalogue->size(key);
+  return -ENOENT;
 }
 
 Residency SimDevice::residency(ObjectKey key) const {
@@ -132,7 +156,7 @@ void SimDevice::evict(ObjectKey key, Entry& e) {
 }
 
 int SimDevice::stage(ObjectKey key) {
-  Entry* e = find(key);
+  Entry* e = find_or_fetch(key);
   if (!e) return -ENOENT;
   if (e->state != Residency::kAbsent) return -EBUSY;
   if (!make_room(e->bytes)) return -ENOSPC;
@@ -151,7 +175,7 @@ int SimDevice::stage(ObjectKey key) {
 }
 
 int SimDevice::pin(ObjectKey key) {
-  Entry* e = find(key);
+  Entry* e = find_or_fetch(key);
   if (!e) return -ENOENT;
   if (e->state != Residency::kResident) return -EAGAIN;
   if (e->pins == 0) {
@@ -178,32 +202,64 @@ int SimDevice::unpin(ObjectKey key) {
 
 int SimDevice::demand_read(std::span<const ObjectKey> keys, std::function<void(int)> done) {
   for (ObjectKey k : keys)
-    if (!find(k)) return -ENOENT;
+    if (!find_or_fetch(k)) return -ENOENT;
   advance();
-  Flow f{Flow::Kind::kDemand,
-         0,
-         {},
-         std::move(done),
-         0,
-         config_.demand_rate_bps,
-         0,
-         events_.now(),
-         events_.now() + config_.op_latency_ns,
-         Source::kLocal};
+  const TimeNs now = events_.now();
+  // One flow per source read, each capped at demand_rate: the SSD's after its latency, the
+  // remote source's after its own, sharing its rate with its stages.
+  Flow parts[kSources] = {{Flow::Kind::kDemand,
+                           0,
+                           {},
+                           {},
+                           0,
+                           config_.demand_rate_bps,
+                           0,
+                           now,
+                           now + config_.op_latency_ns,
+                           Source::kLocal},
+                          {Flow::Kind::kDemand,
+                           0,
+                           {},
+                           {},
+                           0,
+                           config_.demand_rate_bps,
+                           0,
+                           now,
+                           now + (remote_ ? remote_->truth.latency_ns : 0),
+                           Source::kRemote}};
   for (ObjectKey k : keys) {
     Entry& e = objects_.at(k);
     if (e.state == Residency::kResident) {
-      policy_->record_access(k, events_.now());
+      policy_->record_access(k, now);
       continue;
     }
-    // Absent or still staging: the memory path reads it from SSD; absent ones are cached after.
+    // Absent or still staging: the memory path reads it from its source; absent ones are
+    // cached after.
+    Flow& f = parts[static_cast<size_t>(e.source)];
     f.remaining += static_cast<double>(e.bytes);
     stats_.demand_bytes += e.bytes;
+    if (e.source == Source::kRemote) remote_read_bytes_ += e.bytes;
     if (e.state == Residency::kAbsent) f.fill.push_back(k);
   }
   ++stats_.demand_reads;
-  if (f.remaining == 0) f.data_start = events_.now();  // all hits: no SSD latency
-  flows_.push_back(std::move(f));
+  std::vector<Flow*> reads;
+  for (Flow& f : parts)
+    if (f.remaining > 0) reads.push_back(&f);
+  if (reads.empty()) {  // all hits: no latency
+    parts[0].data_start = now;
+    reads.push_back(&parts[0]);
+  }
+  if (reads.size() == 1) {
+    reads[0]->done = std::move(done);
+  } else {  // `done` once both have ended
+    auto left = std::make_shared<size_t>(reads.size());
+    auto all = std::make_shared<std::function<void(int)>>(std::move(done));
+    for (Flow* f : reads)
+      f->done = [left, all](int status) {
+        if (--*left == 0) (*all)(status);
+      };
+  }
+  for (Flow* f : reads) flows_.push_back(std::move(*f));
   reschedule();
   return 0;
 }
@@ -312,6 +368,8 @@ void SimDevice::finish_flow(Flow& f) {
       policy_->add(k, e.bytes, now);
       if (observer_) observer_->on_resident(k);
     }
+    if (f.source == Source::kRemote)
+      for (ObjectKey k : f.fill) read_remote(objects_.at(k));
     if (f.done) f.done(0);
     return;
   }
@@ -335,6 +393,10 @@ void SimDevice::finish_flow(Flow& f) {
     e.state = Residency::kResident;
     ++stats_.staged_ops;
     stats_.staged_bytes += e.bytes;
+    if (f.source == Source::kRemote) {
+      remote_read_bytes_ += e.bytes;
+      read_remote(e);
+    }
     if (e.pins == 0) policy_->add(f.key, e.bytes, now);
   }
   if (observer_) observer_->on_stage_complete(c);

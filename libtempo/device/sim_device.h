@@ -4,9 +4,12 @@
 // `staging_rate`; demand (ordinary-path) reads share the same SSD bandwidth, each capped at
 // `demand_rate`. Unpinned resident objects are evicted by a pluggable policy. Deterministic.
 // An interference window, if set, scales the aggregate rate (device/interference.h).
-// A remote source (SimRemote: a cluster pool) holds the objects added as kRemote: its
-// stages wait for their own slots, pay its latency and share its own rate, apart from the
-// SSD's.
+// A remote source (SimRemote: a cluster pool) holds the objects added as kRemote, and those
+// its catalogue lists (objects that appear while the device runs: what other hosts wrote
+// through to a shared pool): its stages wait for their own slots, pay its latency and share
+// its own rate, apart from the SSD's; demand reads of its objects pay its latency and share
+// its rate too (each capped at `demand_rate`, as the SSD's). With `keep_local`, an object read from
+// it is kept in the SSD tier: a later stage or demand read of it is local.
 #pragma once
 
 #include <deque>
@@ -32,11 +35,22 @@ struct SimDeviceConfig {
   std::string eviction = "lru";
 };
 
+// What a remote source holds beyond the objects added as kRemote; it may grow while the
+// device runs.
+class RemoteCatalogue {
+ public:
+  virtual ~RemoteCatalogue() = default;
+  // The object's size, or -ENOENT while the source does not hold it.
+  virtual int64_t size(ObjectKey key) const = 0;
+};
+
 // The remote source: `truth` is how it behaves, `reported` what remote_info() says (the
 // provider's starting calibration, which it then learns away from).
 struct SimRemote {
   RemoteInfo truth;
   RemoteInfo reported;
+  const RemoteCatalogue* catalogue = nullptr;  // outlives the device
+  bool keep_local = false;  // a completed read from the source leaves a copy in the SSD tier
 };
 
 class SimDevice final : public Device {
@@ -47,9 +61,15 @@ class SimDevice final : public Device {
             std::optional<SimRemote> remote = std::nullopt);
   ~SimDevice() override;
 
-  // The SSD tier's contents (or the remote source's). -EEXIST if `key` is already held,
-  // -EINVAL for zero bytes or kRemote without a remote source.
+  // The SSD tier's contents (or the remote source's). -EEXIST if `key` is already held
+  // (adding to the SSD tier an object only the remote source holds, at its size, is a copy
+  // kept locally: 0), -EINVAL for zero bytes or kRemote without a remote source.
   int add_object(ObjectKey key, uint64_t bytes, Source source = Source::kLocal);
+  // Whether the SSD tier holds `key` (not only the remote source).
+  bool holds_locally(ObjectKey key) const;
+  // Bytes read from the remote source: by completed stages, and by demand reads (counted
+  // when issued).
+  uint64_t remote_read_bytes() const { return remote_read_bytes_; }
   // Test hook: the next stage of `key` completes with `error` (negative errno).
   void inject_stage_error(ObjectKey key, int error);
   // Drops every unpinned resident object (the paper's "reset the fast tier").
@@ -96,6 +116,10 @@ class SimDevice final : public Device {
 
   Entry* find(ObjectKey key);
   const Entry* find(ObjectKey key) const;
+  // find(), or an entry for an object only the remote source's catalogue lists.
+  Entry* find_or_fetch(ObjectKey key);
+  // The remote source's object was read: counted, and kept locally if so configured.
+  void read_remote(Entry& e);
   bool make_room(uint64_t bytes);
   void evict(ObjectKey key, Entry& e);
   void start_queued_stages();
@@ -116,6 +140,7 @@ class SimDevice final : public Device {
   uint32_t active_stages_[kSources] = {};
   std::optional<SimRemote> remote_;
   uint64_t used_bytes_ = 0;
+  uint64_t remote_read_bytes_ = 0;
   TimeNs last_advance_ = 0;
   uint64_t timer_id_ = 0;
   bool timer_armed_ = false;

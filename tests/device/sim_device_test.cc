@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #include "core/event_queue.h"
@@ -207,6 +208,109 @@ TEST_F(SimDeviceTest, RemoteObjectsNeedARemoteSource) {
                std::invalid_argument);
   EXPECT_THROW(SimDevice(events, cfg(), SimRemote{{1, 400.0, -1}, {1, 400.0, 0}}),
                std::invalid_argument);
+}
+
+// A shared pool whose objects appear while the devices run.
+struct Catalogue final : RemoteCatalogue {
+  std::unordered_map<ObjectKey, uint64_t> held;
+  int64_t size(ObjectKey key) const override {
+    auto it = held.find(key);
+    return it == held.end() ? -ENOENT : static_cast<int64_t>(it->second);
+  }
+};
+
+TEST_F(SimDeviceTest, CatalogueObjectsAppearAndAreKeptLocallyOnceRead) {
+  Catalogue pool;
+  // The pool: 2 slots, 400 B/s, 50 ms; a copy of what is read from it is kept.
+  dev = std::make_unique<SimDevice>(
+      events, cfg(), SimRemote{{2, 400.0, 50 * kNsPerMs}, {2, 400.0, 50 * kNsPerMs}, &pool, true});
+  dev->set_observer(&rec);
+  EXPECT_EQ(dev->object_size(5), -ENOENT);
+  EXPECT_EQ(dev->stage(5), -ENOENT);
+  pool.held[5] = 200;  // another host's write-through ended
+  EXPECT_EQ(dev->object_size(5), 200);
+  EXPECT_EQ(dev->stage_source(5), Source::kRemote);
+  EXPECT_FALSE(dev->holds_locally(5));
+  EXPECT_EQ(dev->pin(5), -EAGAIN);
+  ASSERT_EQ(dev->stage(5), 0);
+  events.run_all();
+  // 50 ms, then 200 B at 400 B/s.
+  ASSERT_EQ(rec.done.size(), 1u);
+  EXPECT_EQ(rec.done[0].completed, 550 * kNsPerMs);
+  EXPECT_EQ(rec.done[0].status, 0);
+  EXPECT_EQ(dev->remote_read_bytes(), 200u);
+  EXPECT_TRUE(dev->holds_locally(5));
+  EXPECT_EQ(dev->stage_source(5), Source::kLocal);
+  // Evicted, it is staged again from the SSD tier: 200 B at 1000 B/s, no latency.
+  ASSERT_EQ(dev->unpin(5), 0);
+  dev->drop_unpinned();
+  ASSERT_EQ(dev->stage(5), 0);
+  events.run_all();
+  ASSERT_EQ(rec.done.size(), 2u);
+  EXPECT_EQ(rec.done[1].completed - rec.done[1].submitted, 200 * kNsPerMs);
+  EXPECT_EQ(dev->remote_read_bytes(), 200u);
+  EXPECT_EQ(dev->recount_used_bytes(), 200u);
+}
+
+TEST_F(SimDeviceTest, WithoutKeepLocalEveryReadIsRemote) {
+  Catalogue pool;
+  pool.held[5] = 200;
+  dev = std::make_unique<SimDevice>(
+      events, cfg(), SimRemote{{2, 400.0, 50 * kNsPerMs}, {2, 400.0, 50 * kNsPerMs}, &pool});
+  dev->set_observer(&rec);
+  ASSERT_EQ(dev->stage(5), 0);
+  events.run_all();
+  ASSERT_EQ(dev->unpin(5), 0);
+  dev->drop_unpinned();
+  EXPECT_FALSE(dev->holds_locally(5));
+  ASSERT_EQ(dev->stage(5), 0);
+  events.run_all();
+  ASSERT_EQ(rec.done.size(), 2u);
+  EXPECT_EQ(rec.done[1].completed - rec.done[1].submitted, 550 * kNsPerMs);
+  EXPECT_EQ(dev->remote_read_bytes(), 400u);
+}
+
+TEST_F(SimDeviceTest, ADemandReadOfBothSourcesEndsWithTheSlower) {
+  Catalogue pool;
+  pool.held[5] = 200;
+  dev = std::make_unique<SimDevice>(
+      events, cfg(), SimRemote{{2, 400.0, 50 * kNsPerMs}, {2, 400.0, 50 * kNsPerMs}, &pool, true});
+  dev->set_observer(&rec);
+  ASSERT_EQ(dev->add_object(1, 100), 0);
+  const ObjectKey keys[] = {1, 5};
+  TimeNs done = -1;
+  int calls = 0;
+  ASSERT_EQ(dev->demand_read(keys,
+                             [&](int st) {
+                               EXPECT_EQ(st, 0);
+                               ++calls;
+                               done = events.now();
+                             }),
+            0);
+  events.run_all();
+  // Both parts capped at 200 B/s: the SSD's 100 B in 0.5 s; the pool's 50 ms, then 200 B
+  // in 1 s.
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(done, 1050 * kNsPerMs);
+  EXPECT_EQ(dev->residency(5), Residency::kResident);
+  EXPECT_TRUE(dev->holds_locally(5));
+  EXPECT_EQ(dev->stats().demand_bytes, 300u);
+  EXPECT_EQ(dev->remote_read_bytes(), 200u);
+  const ObjectKey missing[] = {1, 9};
+  EXPECT_EQ(dev->demand_read(missing, [](int) {}), -ENOENT);
+}
+
+TEST_F(SimDeviceTest, AddingAPoolObjectLocallyKeepsACopy) {
+  Catalogue pool;
+  pool.held[5] = 200;
+  dev = std::make_unique<SimDevice>(events, cfg(), SimRemote{{2, 400.0, 0}, {2, 400.0, 0}, &pool});
+  EXPECT_EQ(dev->add_object(5, 300), -EEXIST);  // not the pool's size
+  EXPECT_FALSE(dev->holds_locally(5));
+  EXPECT_EQ(dev->add_object(5, 200), 0);
+  EXPECT_TRUE(dev->holds_locally(5));
+  EXPECT_EQ(dev->stage_source(5), Source::kLocal);
+  EXPECT_EQ(dev->add_object(5, 200), -EEXIST);
+  EXPECT_EQ(dev->add_object(5, 200, Source::kRemote), -EEXIST);
 }
 
 }  // namespace

@@ -12,6 +12,12 @@
 namespace tempo {
 namespace {
 
+struct FixedCosts final : StepCosts {
+  TimeNs prefill_time(uint64_t, uint64_t) const override { return kNsPerMs; }
+  TimeNs decode_step_time(uint64_t, uint64_t) const override { return kNsPerMs; }
+  TimeNs retrieval_time(uint64_t) const override { return kNsPerMs; }
+};
+
 class DaemonEngines : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -22,7 +28,9 @@ class DaemonEngines : public ::testing::Test {
 
   // Six NarrativeQA documents at 100% on three engines, round robin: two requests per
   // engine, 100 ms apart in all, one active sequence each, at most 32 output tokens. Objects,
-  // fast tier (100 MiB) and budget (50 MiB) at 1/1024 of the model's: every claim fits.
+  // fast tier (100 MiB) and budget (50 MiB) at 1/1024 of the model's: the six claims come to
+  // 26 MiB, an engine's two to at most 13 MiB, within its share (a third of the budget
+  // while all three have live claims), so none is ever deferred.
   ReplaySetup setup() const {
     ReplaySetup s = default_setup();
     s.device = "daemon";
@@ -109,6 +117,35 @@ TEST_F(DaemonEngines, AMissingDaemonFailsTheRunWithItsReason) {
   EXPECT_NE(error.find("tempod did not start (exit status 127)"), std::string::npos) << error;
   EXPECT_NE(error.find("no-such-tempod"), std::string::npos) << error;
   EXPECT_TRUE(rows.empty());
+}
+
+TEST_F(DaemonEngines, AnEngineProcessThatFailsFailsTheRun) {
+  // Engine processes refuse a configuration without active sequences once connected and
+  // told to start: each exits 1 with its reason, and the run says which one failed.
+  EngineConfig e;
+  e.policy = "tempo";
+  e.max_active = 0;
+  ReplayWorkload w;
+  for (uint64_t i = 0; i < 2; ++i) {
+    ReplayRequest q;
+    q.id = i;
+    q.prompt_tokens = 64;
+    w.requests.push_back(q);
+  }
+  DaemonRunOptions o;
+  o.tempod = TEMPOD_PATH;
+  o.store_dir = store_.string();
+  o.fast_tier_bytes = 64ull << 20;
+  o.budget_bytes = 8ull << 20;
+  o.calibration_rate_bps = 1e9;
+  o.engines = 2;
+  const FixedCosts costs;
+  try {
+    run_daemon_engines(w, e, costs, o);
+    ADD_FAILURE() << "the run succeeded";
+  } catch (const std::runtime_error& ex) {
+    EXPECT_STREQ(ex.what(), "engine 0 failed (exit status 1)");
+  }
 }
 
 }  // namespace

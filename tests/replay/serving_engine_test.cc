@@ -405,21 +405,6 @@ ClusterModel pool_model() {
   return m;
 }
 
-TEST(ClusterPool, ReadsPayTheLatencyThenShareTheLink) {
-  VirtualDriver driver;
-  PoolLink link(driver, pool_model());
-  TimeNs a = -1, b = -1, c = -1;
-  link.read(100, [&] { a = driver.now(); });
-  link.read(300, [&] { b = driver.now(); });
-  driver.run_all();
-  // Both move from 1 ms at 500 B/s each: 100 B by 201 ms; then 200 B alone at 1000 B/s.
-  EXPECT_EQ(a, 201 * kNsPerMs);
-  EXPECT_EQ(b, 401 * kNsPerMs);
-  link.read(100, [&] { c = driver.now(); });  // alone: 1 ms + 100 ms
-  driver.run_all();
-  EXPECT_EQ(c, 502 * kNsPerMs);
-}
-
 TEST(ClusterPool, APutIsVisibleOnceWrittenThrough) {
   VirtualDriver driver;
   ClusterPool pool(driver, pool_model());
@@ -464,22 +449,26 @@ TEST(Hosts, WithoutAPoolAnotherHostsKvIsAMiss) {
   EXPECT_EQ(r.pool_read_bytes, 0u);
 }
 
-TEST(Hosts, APoolHitStagesThroughTheLocalStore) {
+TEST(Hosts, APoolHitIsStagedFromThePool) {
   Deployment d = deploy(2, 1);
   d.cluster = pool_model();
   const RunResult r = run_on(across_hosts(200 * kNsPerMs), "demand", d);
   const RequestRecord& b = r.requests[1];
   // A saved 1-5 at 55 ms; each is in the pool 1 ms + 100 ms later. B (200 ms) hits all five
-  // in the pool and commits at admission: five pool reads side by side, 1 ms then 500 B at
-  // 1000 B/s (701 ms), then local staging in 2 slots at 500 B/s each: 1-2 at 901 ms, 3-4 at
-  // 1101, 5 alone at 1201 ms. Retrieval 500 ms, prefill 5 ms: first token at 1.706 s.
+  // in the pool and commits at admission: five pool reads side by side (16 slots), 1 ms,
+  // then 500 B at 1000 B/s: ready at 701 ms, straight into the fast tier. Retrieval 500 ms,
+  // prefill 5 ms: first token at 1.206 s.
   EXPECT_EQ(b.cached_tokens, 50u);
   EXPECT_EQ(b.kv_bytes, 500u);
   EXPECT_EQ(b.pool_bytes, 500u);
   EXPECT_EQ(b.path, RetrievalPath::kStaged);
   EXPECT_EQ(b.claim.committed, 200 * kNsPerMs);
-  EXPECT_EQ(b.claim.ready, 1201 * kNsPerMs);
-  EXPECT_EQ(b.timing.first_token, 1706 * kNsPerMs);
+  EXPECT_EQ(b.claim.ready, 701 * kNsPerMs);
+  EXPECT_EQ(b.timing.first_token, 1206 * kNsPerMs);
+  const SourceCommits& remote = r.commits[static_cast<size_t>(Source::kRemote)];
+  EXPECT_EQ(remote.claims, 1u);
+  EXPECT_EQ(remote.late, 1u);  // demand commits when the KV is asked for
+  EXPECT_EQ(r.commits[static_cast<size_t>(Source::kLocal)].claims, 0u);
   EXPECT_EQ(r.pool_hit_bytes, 500u);
   EXPECT_EQ(r.pool_read_bytes, 500u);
   EXPECT_EQ(r.pool_written_bytes, 500u);
@@ -489,18 +478,19 @@ TEST(Hosts, APoolHitStagesThroughTheLocalStore) {
   EXPECT_EQ(early.requests[1].timing.first_token, 205 * kNsPerMs);
 }
 
-TEST(Hosts, TheOrdinaryPathFetchesFromThePoolFirst) {
+TEST(Hosts, TheOrdinaryPathReadsThePool) {
   Deployment d = deploy(2, 1);
   d.cluster = pool_model();
   SimStackConfig s = stack();
   s.provider.budget_bytes = 400;  // B's 500 B claim is never protected
   const RunResult r = run_on(across_hosts(200 * kNsPerMs), "tempo", d, s);
   const RequestRecord& b = r.requests[1];
-  // Pool reads until 701 ms, then the demand read of 500 B at 100 B/s (5 s), retrieval
-  // (0.5 s) and prefill: 6.206 s.
+  // The demand read from the pool: 1 ms, then 500 B at the demand rate, 100 B/s (5 s);
+  // retrieval (0.5 s) and prefill: 5.706 s.
   EXPECT_EQ(b.path, RetrievalPath::kOrdinary);
-  EXPECT_EQ(b.kv_available, 5701 * kNsPerMs);
-  EXPECT_EQ(b.timing.first_token, 6206 * kNsPerMs);
+  EXPECT_EQ(b.kv_available, 5201 * kNsPerMs);
+  EXPECT_EQ(b.timing.first_token, 5706 * kNsPerMs);
+  EXPECT_EQ(r.pool_read_bytes, 500u);
 }
 
 TEST(Hosts, ClusterOptionsAreChecked) {
@@ -511,6 +501,9 @@ TEST(Hosts, ClusterOptionsAreChecked) {
   d.cluster = pool_model();
   d.cluster.latency = -1;
   EXPECT_THROW(run_on(one_request(), "tempo", d), std::invalid_argument);
+  d.cluster = pool_model();
+  d.cluster.slots = 0;
+  EXPECT_THROW(run_on(one_request(), "tempo", d), std::invalid_argument);
   VirtualDriver driver;
   SimServingStack st(driver, stack());
   FixedCosts costs;
@@ -518,6 +511,65 @@ TEST(Hosts, ClusterOptionsAreChecked) {
   d.cluster = pool_model();  // a given stack has no pool below it
   EXPECT_THROW(run_serving(one_request(), st, EngineConfig{"tempo", 1, 128}, costs, d),
                std::invalid_argument);
+}
+
+// Two hosts of two engines (round robin: requests 0, 4 on engine 0 of host 0; 1, 5 on
+// engine 1; 2, 6 on engine 2 of host 1; 3, 7 on engine 3). On host 1, engines 2 and 3 each
+// prefill a 5,000-token prompt from 0 to 5 s, then admit X (request 6, chunks 1-5: their
+// home is host 0, so host 1 finds them only in the pool) and Y (request 7, chunks 11-15,
+// in host 1's store): equal claims of 500 B with the same TTU.
+ReplayWorkload remote_and_local() {
+  ReplayWorkload w;
+  for (uint64_t id = 0; id < 8; ++id) {
+    if (id == 0 || id == 6)
+      w.requests.push_back(request(id, 0, 1, 5, 1));
+    else if (id == 7)
+      w.requests.push_back(request(id, 0, 11, 5, 1));
+    else
+      w.requests.push_back(request(id, 0, 100 + 10 * id, 0, 1));
+    if (id == 2 || id == 3) w.requests.back().prompt_tokens = 5000;
+  }
+  for (ObjectKey k : {1, 2, 3, 4, 5, 11, 12, 13, 14, 15}) w.preloaded.push_back({k, 100});
+  return w;
+}
+
+TEST(Hosts, ARemoteClaimCommitsEarlierThanAnEqualLocalOneAndBothAreOnTime) {
+  Deployment d = deploy(2, 2);
+  d.cluster = pool_model();
+  d.cluster.rate_bps = 400.0;  // the pool: 50 ms per read, 400 B/s over 8 slots
+  d.cluster.latency = 50 * kNsPerMs;
+  d.cluster.slots = 8;
+  // One output token at most: the TTU estimator knows each request ends at its first token.
+  FixedCosts costs;
+  const RunResult r =
+      run_serving(remote_and_local(), stack(), EngineConfig{"tempo", 1, 1}, costs, {}, d);
+  const RequestRecord &x = r.requests[6], &y = r.requests[7];
+  ASSERT_EQ(x.host, 1u);
+  ASSERT_EQ(y.host, 1u);
+  EXPECT_EQ(x.pool_bytes, 500u);
+  EXPECT_EQ(y.pool_bytes, 0u);
+  // Both are asked for at 5 s, their TTU. Y's TTR is the SSD's: 500 B in two
+  // slots at 1000 B/s, 0.5 s: it commits at 4.5 s. X's is the pool's: 50 ms, then 500 B at
+  // 400 B/s, 1.3 s: it commits at 3.7 s. Both are ready at 5 s, when they are used.
+  EXPECT_EQ(y.claim.committed, 4500 * kNsPerMs);
+  EXPECT_EQ(x.claim.committed, 3700 * kNsPerMs);
+  EXPECT_EQ(y.claim.ready, 5000 * kNsPerMs);
+  EXPECT_EQ(x.claim.ready, 5000 * kNsPerMs);
+  EXPECT_EQ(x.claim.retrieval_requested, 5000 * kNsPerMs);
+  EXPECT_EQ(y.claim.retrieval_requested, 5000 * kNsPerMs);
+  EXPECT_EQ(x.path, RetrievalPath::kStaged);
+  EXPECT_EQ(y.path, RetrievalPath::kStaged);
+  const SourceCommits& remote = r.commits[static_cast<size_t>(Source::kRemote)];
+  const SourceCommits& local = r.commits[static_cast<size_t>(Source::kLocal)];
+  EXPECT_EQ(remote.claims, 1u);
+  EXPECT_EQ(remote.on_time, 1u);
+  EXPECT_EQ(remote.late, 0u);
+  EXPECT_DOUBLE_EQ(remote.mean_lead_s, 1.3);
+  // Local: Y, and request 0 on host 0 (its claim ready from the SSD at admission).
+  EXPECT_EQ(local.claims, 2u);
+  EXPECT_EQ(local.late, 1u);
+  EXPECT_EQ(local.on_time, 1u);
+  EXPECT_EQ(r.pool_read_bytes, 500u);
 }
 
 }  // namespace

@@ -578,6 +578,13 @@ RunResult run_daemon_engines(const ReplayWorkload& w, const EngineConfig& cfg,
                            std::to_string(c.pinned_bytes) + " pinned)");
   monitor.reset();
   daemon.stop();
+  // The device's rate decides the regime (a sim replay at the same --staging-rate is the
+  // in-process counterpart).
+  std::fprintf(stderr,
+               "tempo-replay: %s: tempod's learned staging rate %.3f GiB/s, %.2f GiB/s of the "
+               "model's bytes\n",
+               cfg.policy.c_str(), c.effective_rate_bps / kGiB,
+               c.effective_rate_bps / kGiB * static_cast<double>(cfg.byte_scale));
   // In the model's bytes: the daemon's device ran at 1/byte_scale of them.
   const double scale = static_cast<double>(cfg.byte_scale);
   r.ledger_byte_seconds = c.protected_gib_seconds * kGiB * scale;

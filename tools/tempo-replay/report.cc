@@ -108,6 +108,25 @@ void print_cluster_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
                  pct(x.pool_hit_bytes, x.hit_bytes),
                  double(x.pool_read_bytes) / double(1ull << 30));
   }
+  std::fprintf(
+      out, "\nclaims by source: remote = found only in the pool at lookup; lead = commit to use\n");
+  std::fprintf(out, "%-8s %-13s %-7s %7s %9s %8s %6s %10s %12s\n", "cluster", "policy", "source",
+               "claims", "committed", "on time", "late", "mean lead", "median lead");
+  for (const ExperimentRow& r : rows) {
+    std::string tier;
+    for (const auto& [name, value] : r.labels)
+      if (name == "cluster") tier = value;
+    for (Source src : {Source::kLocal, Source::kRemote}) {
+      const SourceCommits& c = r.result.commits[static_cast<size_t>(src)];
+      if (c.claims == 0) continue;
+      std::fprintf(out, "%-8s %-13s %-7s %7llu %9llu %8llu %6llu %9.3fs %11.3fs\n", tier.c_str(),
+                   r.result.policy.c_str(), src == Source::kRemote ? "remote" : "local",
+                   static_cast<unsigned long long>(c.claims),
+                   static_cast<unsigned long long>(c.committed),
+                   static_cast<unsigned long long>(c.on_time),
+                   static_cast<unsigned long long>(c.late), c.mean_lead_s, c.median_lead_s);
+    }
+  }
 }
 
 int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
@@ -120,7 +139,12 @@ int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>&
   f << "policy,completed,p95_ttft_s,mean_ttft_s,throughput_tps,c_gib_s_per_req,"
        "capacity_deferrals,deferred_claims,ordinary_claims,staged_gib,demand_gib,"
        "p95_ttft_reduction_pct,throughput_gain_pct,staged_bytes,demand_bytes,rejected,"
-       "reusable_bytes,hit_bytes,pool_hit_bytes,pool_read_bytes,pool_written_bytes\n";
+       "reusable_bytes,hit_bytes,pool_hit_bytes,pool_read_bytes,pool_written_bytes";
+  for (const char* src : {"local", "remote"})
+    for (const char* col :
+         {"claims", "committed", "on_time", "late", "lead_mean_s", "lead_median_s"})
+      f << "," << src << "_" << col;
+  f << "\n";
   for (const ExperimentRow& r : rows) {
     const ServingSummary& s = r.result.summary;
     for (const auto& [name, value] : r.labels) f << value << ",";
@@ -136,7 +160,11 @@ int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>&
       << double(r.result.demand_bytes) / double(1ull << 30) << "," << p95_red << "," << tput << ","
       << r.result.staged_bytes << "," << r.result.demand_bytes << "," << r.result.rejected << ","
       << r.result.reusable_bytes << "," << r.result.hit_bytes << "," << r.result.pool_hit_bytes
-      << "," << r.result.pool_read_bytes << "," << r.result.pool_written_bytes << "\n";
+      << "," << r.result.pool_read_bytes << "," << r.result.pool_written_bytes;
+    for (const SourceCommits& c : r.result.commits)
+      f << "," << c.claims << "," << c.committed << "," << c.on_time << "," << c.late << ","
+        << c.mean_lead_s << "," << c.median_lead_s;
+    f << "\n";
   }
   return f.good() ? 0 : -EIO;
 }
@@ -149,7 +177,7 @@ int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>
     for (const auto& [name, value] : rows.front().labels) f << name << ",";
   f << "policy,request,arrival_s,ttft_s,finish_s,output_tokens,prompt_tokens,cached_tokens,"
        "kv_bytes,path,admitted_s,kv_available_s,committed_s,ready_s,deferrals,engine,host,"
-       "reusable_bytes,pool_bytes\n";
+       "reusable_bytes,pool_bytes,retrieval_requested_s\n";
   auto secs = [](TimeNs t) { return t < 0 ? std::string() : exact_seconds(t); };
   for (const ExperimentRow& r : rows) {
     for (const RequestRecord& q : r.result.requests) {
@@ -161,7 +189,8 @@ int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>
         << "," << q.cached_tokens << "," << q.kv_bytes << "," << path_name(q.path) << ","
         << secs(q.admitted) << "," << secs(q.kv_available) << "," << secs(q.claim.committed) << ","
         << secs(q.claim.ready) << "," << q.deferrals << "," << q.engine << "," << q.host << ","
-        << q.reusable_bytes << "," << q.pool_bytes << "\n";
+        << q.reusable_bytes << "," << q.pool_bytes << "," << secs(q.claim.retrieval_requested)
+        << "\n";
     }
   }
   return f.good() ? 0 : -EIO;

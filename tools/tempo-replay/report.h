@@ -14,7 +14,8 @@ namespace tempo {
 void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows);
 
 // Replays across hosts: cluster tier | policy | p95 and mean TTFT | C | hit rate (of the
-// reusable prefix bytes) | cross-host hits (of the hit bytes, found only in the pool).
+// reusable prefix bytes) | cross-host hits (of the hit bytes, found only in the pool); then
+// each run's claims by source (SourceCommits: committed, on time, late, commit-to-use lead).
 void print_cluster_table(std::FILE* out, const std::vector<ExperimentRow>& rows);
 
 // One row per run (labels, policy and summary figures).

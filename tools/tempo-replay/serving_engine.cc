@@ -532,6 +532,35 @@ void place_objects(const ReplayWorkload& w, std::span<ServingStack* const> stack
   }
 }
 
+// The commits of the claims from `source` (SourceCommits).
+SourceCommits commits_of(const std::vector<RequestRecord>& records, Source source) {
+  SourceCommits c;
+  std::vector<TimeNs> leads;
+  for (const RequestRecord& q : records) {
+    const Source s = q.pool_bytes > 0 ? Source::kRemote : Source::kLocal;
+    if (q.claim.reported < 0 || s != source) continue;
+    ++c.claims;
+    if (q.claim.committed < 0) continue;
+    ++c.committed;
+    const TimeNs used = q.claim.retrieval_requested;
+    if (used < 0) continue;
+    leads.push_back(used - q.claim.committed);
+    if (q.claim.ready >= 0 && q.claim.ready <= used)
+      ++c.on_time;
+    else
+      ++c.late;
+  }
+  if (leads.empty()) return c;
+  double sum = 0;
+  for (TimeNs l : leads) sum += ns_to_sec(l);
+  c.mean_lead_s = sum / double(leads.size());
+  std::sort(leads.begin(), leads.end());
+  const size_t mid = leads.size() / 2;
+  c.median_lead_s = leads.size() % 2 ? ns_to_sec(leads[mid])
+                                     : (ns_to_sec(leads[mid - 1]) + ns_to_sec(leads[mid])) / 2;
+  return c;
+}
+
 RunResult serve_fleet(const ReplayWorkload& w, std::span<ServingStack* const> stacks,
                       const EngineConfig& cfg, const Deployment& d, const StepCosts& costs,
                       ClusterPool* pool) {
@@ -618,6 +647,8 @@ void summarize_run(RunResult* r, uint32_t engines, uint32_t engines_per_host) {
     per_engine[q.engine].push_back(q.timing);
   }
   r->summary = summarize(timings, r->ledger_byte_seconds);
+  for (Source s : {Source::kLocal, Source::kRemote})
+    r->commits[static_cast<size_t>(s)] = commits_of(r->requests, s);
   if (engines > 1)
     for (const auto& t : per_engine) r->engines.push_back(summarize(t, 0));
 }
@@ -672,21 +703,25 @@ RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stac
     s.controller.policy = *p;
   }
   s.controller = for_engines(s.controller, deployment.engines_per_host);
-  if (deployment.cluster.enabled &&
-      (!(deployment.cluster.rate_bps > 0) || deployment.cluster.latency < 0))
-    throw std::invalid_argument("the cluster tier needs a positive rate and a latency >= 0");
+  const ClusterModel& cm = deployment.cluster;
+  if (cm.enabled && (!(cm.rate_bps > 0) || cm.latency < 0 || cm.slots == 0))
+    throw std::invalid_argument(
+        "the cluster tier needs a positive rate, a latency >= 0 and at least one slot");
   VirtualDriver driver;
   std::unique_ptr<ClusterPool> pool;
-  if (deployment.cluster.enabled) pool = std::make_unique<ClusterPool>(driver, deployment.cluster);
+  if (cm.enabled) {
+    pool = std::make_unique<ClusterPool>(driver, cm);
+    s.remote = pool_source(cm, *pool);
+  }
   std::vector<std::unique_ptr<SimServingStack>> hosts;
   std::vector<ServingStack*> stacks;
   for (uint32_t h = 0; h < std::max(deployment.hosts, 1u); ++h) {
-    hosts.push_back(std::make_unique<SimServingStack>(driver, s, pool.get(), deployment.cluster));
+    hosts.push_back(std::make_unique<SimServingStack>(driver, s, pool.get()));
     hosts.back()->device().set_interference(interference);
     stacks.push_back(hosts.back().get());
   }
   RunResult r = serve_fleet(workload, stacks, engine, deployment, costs, pool.get());
-  for (const auto& h : hosts) r.pool_read_bytes += h->pool_stats().read_bytes;
+  for (const auto& h : hosts) r.pool_read_bytes += h->device().remote_read_bytes();
   return r;
 }
 

@@ -71,6 +71,19 @@ struct RequestRecord {
   uint64_t pool_bytes = 0;      // ... and of its hit (kv_bytes), what its host's pool held
 };
 
+// How one source's claims committed. A claim is remote when its lookup found objects only
+// the pool held, local otherwise. Lead: from its commit to the engine's request for its KV
+// (its use); on time: stage-ready by then; late: committed and not ready by then (or never:
+// the ordinary path after a failed staging).
+struct SourceCommits {
+  uint64_t claims = 0;  // reported
+  uint64_t committed = 0;
+  uint64_t on_time = 0;
+  uint64_t late = 0;
+  double mean_lead_s = 0;  // over the committed claims whose KV was asked for
+  double median_lead_s = 0;
+};
+
 struct RunResult {
   std::string policy;
   std::vector<RequestRecord> requests;
@@ -97,6 +110,7 @@ struct RunResult {
   uint64_t pool_hit_bytes = 0;
   uint64_t pool_read_bytes = 0;
   uint64_t pool_written_bytes = 0;
+  SourceCommits commits[kSources];  // local claims, remote claims
 };
 
 // Several emulated engines (GPUs) in one run: `hosts` hosts, each with its own stack
@@ -149,7 +163,8 @@ EngineRun serve_engine(const ReplayWorkload& workload, std::span<const size_t> m
 
 // Fills a run's totals from its request records (r->requests) and the ledger byte-time
 // already in r->ledger_byte_seconds: hosts of the engines, hit bytes, rejections, the
-// summary and, with several engines, each engine's summary.
+// summary, the claims by source (SourceCommits) and, with several engines, each engine's
+// summary.
 void summarize_run(RunResult* r, uint32_t engines, uint32_t engines_per_host);
 
 }  // namespace tempo

@@ -56,34 +56,30 @@ class ServingStack {
 };
 
 // A sim device and its stack on a virtual driver that several hosts of one run may share,
-// with the cluster pool below it when one is given (cluster_pool.h).
+// with the cluster pool below it when one is given (cluster_pool.h): the device's remote
+// source is then `config.remote`, pool_source() of that pool.
 class SimServingStack final : public ServingStack {
  public:
   // `driver` and `pool` outlive the stack. Throws std::invalid_argument on an invalid
   // configuration.
-  SimServingStack(VirtualDriver& driver, const SimStackConfig& config, ClusterPool* pool = nullptr,
-                  const ClusterModel& model = {})
+  SimServingStack(VirtualDriver& driver, const SimStackConfig& config, ClusterPool* pool = nullptr)
       : driver_(driver),
-        device_(driver, config.device),
+        device_(driver, config.device, config.remote),
         pool_(pool),
-        pooled_(pool ? std::make_unique<PoolDevice>(driver, device_, *pool, model) : nullptr),
-        stack_(driver, driver.clock(), pooled_ ? static_cast<Device&>(*pooled_) : device_,
-               StackConfig{config.provider, config.controller}) {}
+        stack_(driver, driver.clock(), device_, StackConfig{config.provider, config.controller}) {}
   SimDevice& device() { return device_; }
   Driver& driver() override { return driver_; }
   Stack& stack() override { return stack_; }
   int preload(const KvObject& object, std::string* error) override;
   // Runs the shared driver until nothing is left.
   void run(const std::function<bool()>& done) override;
-  bool holds_locally(ObjectKey key) const override { return device_.object_size(key) >= 0; }
+  bool holds_locally(ObjectKey key) const override { return device_.holds_locally(key); }
   void save(const KvObject& object) override;
-  PoolStats pool_stats() const { return pooled_ ? pooled_->pool_stats() : PoolStats{}; }
 
  private:
   VirtualDriver& driver_;
   SimDevice device_;
   ClusterPool* pool_;
-  std::unique_ptr<PoolDevice> pooled_;
   Stack stack_;
 };
 

@@ -54,7 +54,7 @@ void notify_ready() {
 }
 
 const tempo::cli::Option kOptions[] = {
-    {"config", 'c', "file", "the configuration (device = uring, daemon.* keys); required"},
+    {"config", 'c', "file", "the configuration file (device, store, daemon.* keys); required"},
     {"socket", 's', "path", "the socket to serve (overrides daemon.socket)"},
 };
 
