@@ -48,11 +48,11 @@ void Provider::move_object(ObjRec& o, Cls cls, Source source) {
   if (o.cls == cls && o.source == source) return;
   const auto from = static_cast<size_t>(o.source), to = static_cast<size_t>(source);
   for (ClaimStaging* c : o.planned) {
-    c->profile_stale_ = true;
-    if (o.cls == Cls::kAbsent) c->absent_[from] -= o.bytes;
-    if (o.cls == Cls::kCovered) c->covered_[from] -= o.bytes;
-    if (cls == Cls::kAbsent) c->absent_[to] += o.bytes;
-    if (cls == Cls::kCovered) c->covered_[to] += o.bytes;
+    c->planned_->profile_stale = true;
+    if (o.cls == Cls::kAbsent) c->planned_->absent[from] -= o.bytes;
+    if (o.cls == Cls::kCovered) c->planned_->covered[from] -= o.bytes;
+    if (cls == Cls::kAbsent) c->planned_->absent[to] += o.bytes;
+    if (cls == Cls::kCovered) c->planned_->covered[to] += o.bytes;
   }
   o.cls = cls;
   o.source = source;
@@ -69,6 +69,7 @@ int Provider::track(ClaimStaging& c, ClaimId id, const Manifest& manifest) {
   }
   c.id_ = id;
   c.tracked_ = true;
+  c.planned_ = std::make_unique<ClaimStaging::Planned>();
   std::unordered_set<ObjectKey> seen;
   for (const KvObject& k : manifest) {
     if (!seen.insert(k.key).second) continue;
@@ -85,8 +86,8 @@ int Provider::track(ClaimStaging& c, ClaimId id, const Manifest& manifest) {
       o.source = device_.stage_source(k.key);
     }
     if (!o.planned.insert(&c).second) continue;
-    if (o.cls == Cls::kAbsent) c.absent_[static_cast<size_t>(o.source)] += o.bytes;
-    if (o.cls == Cls::kCovered) c.covered_[static_cast<size_t>(o.source)] += o.bytes;
+    if (o.cls == Cls::kAbsent) c.planned_->absent[static_cast<size_t>(o.source)] += o.bytes;
+    if (o.cls == Cls::kCovered) c.planned_->covered[static_cast<size_t>(o.source)] += o.bytes;
   }
   return 0;
 }
@@ -165,11 +166,11 @@ uint64_t Provider::place(Lane& l, const std::vector<ReadRun>& reads, uint64_t fr
 }
 
 void Provider::refresh_profile(const ClaimStaging& c) {
-  if (!c.profile_stale_) return;
-  for (Profile& f : c.sources_) f = Profile{};
+  if (!c.planned_->profile_stale) return;
+  for (Profile& f : c.planned_->sources) f = Profile{};
   for (ObjectKey key : c.objects_) {
     const ObjRec& o = objects_.at(key);
-    Profile& f = c.sources_[static_cast<size_t>(o.source)];
+    Profile& f = c.planned_->sources[static_cast<size_t>(o.source)];
     if (o.cls == Cls::kCovered) f.covered.push_back(key);
     if (o.cls != Cls::kAbsent) continue;
     if (!f.reads.empty() && f.reads.back().bytes == o.bytes)
@@ -178,7 +179,7 @@ void Provider::refresh_profile(const ClaimStaging& c) {
       f.reads.push_back(ReadRun{o.bytes, 1});
     f.read_bytes += o.bytes;
   }
-  c.profile_stale_ = false;
+  c.planned_->profile_stale = false;
 }
 
 TimeNs Provider::source_ttr(Source s, Profile& f) {
@@ -203,11 +204,13 @@ TimeNs Provider::source_ttr(Source s, Profile& f) {
 }
 
 TimeNs Provider::planned_ttr(const ClaimStaging& c) {
-  if (c.absent_ == decltype(c.absent_){} && c.covered_ == decltype(c.covered_){}) return 0;
+  if (c.planned_->absent == decltype(c.planned_->absent){} &&
+      c.planned_->covered == decltype(c.planned_->covered){})
+    return 0;
   refresh_profile(c);
   TimeNs t = 0;
   for (Source s : {Source::kLocal, Source::kRemote})
-    t = std::max(t, source_ttr(s, c.sources_[static_cast<size_t>(s)]));
+    t = std::max(t, source_ttr(s, c.planned_->sources[static_cast<size_t>(s)]));
   return t;
 }
 
@@ -230,7 +233,8 @@ std::optional<TimeNs> Provider::ttr(const ClaimStaging& c, TtrMode mode) {
     return t;
   }
   if (mode == TtrMode::kStatic)
-    return bytes_to_ns(c.absent_[0] + c.absent_[1] + c.covered_[0] + c.covered_[1],
+    return bytes_to_ns(c.planned_->absent[0] + c.planned_->absent[1] + c.planned_->covered[0] +
+                           c.planned_->covered[1],
                        config_.static_rate_bps);
   return planned_ttr(c);
 }
@@ -309,13 +313,13 @@ int Provider::set_layers(ClaimStaging& c, uint32_t groups, TimeNs per_group_ns) 
   if (c.committed_) return -EBUSY;
   if (groups == 0 || groups > c.objects_.size() || per_group_ns < 0) return -EINVAL;
   if (per_group_ns > (TimeNs{1} << 62) / groups) return -EOVERFLOW;
-  c.groups_ = groups;
-  c.per_group_ns_ = per_group_ns;
+  c.planned_->groups = groups;
+  c.planned_->per_group_ns = per_group_ns;
   return 0;
 }
 
 TimeNs Provider::layered_ttr(const ClaimStaging& c) {
-  std::vector<TimeNs> ready(c.groups_, 0);
+  std::vector<TimeNs> ready(c.planned_->groups, 0);
   const size_t n = c.objects_.size();
   for (Source s : {Source::kLocal, Source::kRemote}) {
     const QueueProjection& p = projection(s);
@@ -344,19 +348,19 @@ TimeNs Provider::layered_ttr(const ClaimStaging& c) {
     for (const Mine& m : mine) {
       const TimeNs t =
           bytes_to_ns(q.work_at(q.finish(m.op)), rate_bps(s)) + (m.read ? latency_ns(s) : 0);
-      TimeNs& g = ready[m.object * c.groups_ / n];
+      TimeNs& g = ready[m.object * c.planned_->groups / n];
       g = std::max(g, t);
     }
   }
   TimeNs lead = 0;
   for (size_t g = 0; g < ready.size(); ++g)
-    lead = std::max(lead, ready[g] - static_cast<TimeNs>(g) * c.per_group_ns_);
+    lead = std::max(lead, ready[g] - static_cast<TimeNs>(g) * c.planned_->per_group_ns);
   return lead;
 }
 
 std::optional<TimeNs> Provider::lead_ttr(const ClaimStaging& c, TtrMode mode) {
   if (!c.tracked_) return std::nullopt;
-  if (c.groups_ <= 1 || c.committed_ || mode == TtrMode::kStatic) return ttr(c, mode);
+  if (c.committed_ || mode == TtrMode::kStatic || c.planned_->groups <= 1) return ttr(c, mode);
   return layered_ttr(c);
 }
 
@@ -364,15 +368,16 @@ bool Provider::ttr_at_least(const ClaimStaging& c, TimeNs threshold, TtrMode mod
   if (!c.tracked_) return false;
   if (threshold <= 0) return true;
   if (mode == TtrMode::kStatic || c.committed_) return *ttr(c, mode) >= threshold;
-  if (c.groups_ > 1) return layered_ttr(c) >= threshold;
-  if (c.absent_ == decltype(c.absent_){} && c.covered_ == decltype(c.covered_){})
+  if (c.planned_->groups > 1) return layered_ttr(c) >= threshold;
+  if (c.planned_->absent == decltype(c.planned_->absent){} &&
+      c.planned_->covered == decltype(c.planned_->covered){})
     return false;  // TTR is 0
   // Work conservation bounds each source's projection: everything queued there plus the
   // claim's new reads drains by (W + X) / R; the new reads alone need at least X / R.
   TimeNs lower = 0, upper = 0;
   for (Source s : {Source::kLocal, Source::kRemote}) {
-    const uint64_t x = c.absent_[static_cast<size_t>(s)];
-    if (x == 0 && c.covered_[static_cast<size_t>(s)] == 0) continue;
+    const uint64_t x = c.planned_->absent[static_cast<size_t>(s)];
+    if (x == 0 && c.planned_->covered[static_cast<size_t>(s)] == 0) continue;
     const double rate = rate_bps(s);
     const uint64_t queued = projection(s).total() - projection_now(s).done;
     const TimeNs wait = x == 0 ? 0 : latency_ns(s);
@@ -448,6 +453,7 @@ CommitResult Provider::commit(ClaimStaging& c) {
     release(c);
     return {failure, 0, 0, false};
   }
+  c.planned_.reset();  // no object counts it as planned any more
   ++counters_.commits;
   return {0, need, 0, c.pending_ == 0};
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -119,16 +120,20 @@ class ClaimStaging {
   std::vector<ObjectKey> objects_;  // unique, manifest order
   uint64_t bytes_ = 0;
   uint32_t pending_ = 0;  // committed: objects not yet resident and protected
-  // Uncommitted, per source: bytes needing new reads, bytes our outstanding staging will
-  // bring.
-  std::array<uint64_t, kSources> absent_{};
-  std::array<uint64_t, kSources> covered_{};
-  // What the projection keeps (a cache: a const record still refreshes it). Uncommitted:
-  // per source, stale together.
-  mutable std::array<Profile, kSources> sources_;
-  mutable bool profile_stale_ = true;
-  uint32_t groups_ = 1;  // layer groups (set_layers)
-  TimeNs per_group_ns_ = 0;
+  // What only an uncommitted claim needs, on the heap from track() to commit (an ended
+  // claim's record stays small in the book for its retention).
+  struct Planned {
+    // Per source: bytes needing new reads, bytes our outstanding staging will bring.
+    std::array<uint64_t, kSources> absent{};
+    std::array<uint64_t, kSources> covered{};
+    // What the projection keeps (a cache: the provider refreshes it through a const
+    // record), per source, stale together.
+    std::array<Profile, kSources> sources;
+    bool profile_stale = true;
+    uint32_t groups = 1;  // layer groups (set_layers)
+    TimeNs per_group_ns = 0;
+  };
+  std::unique_ptr<Planned> planned_;
 };
 
 class Provider final : public DeviceObserver {
