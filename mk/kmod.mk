@@ -43,9 +43,10 @@ kmod-build-one:
 # emulated CXL Type-3 device's /dev/dax0.0; passes on the guest's "0 failed" line.
 # The libtempo programs come from the main build ($(BUILD)), which `make test` builds: the
 # kmod gtests, the lifecycle suite (its kmod pairs), the C ABI program (with libtempo.so)
-# and tempoctl.
+# tempoctl and tempod.
 KMOD_GUEST_PROGRAMS = tests/kmod/test_kmod_device tests/kmod/test_kmod_runtime \
-  tests/stack/test_lifecycle tests/kmod/tempo-capi-vmtest tools/tempoctl/tempoctl
+  tests/stack/test_lifecycle tests/kmod/tempo-capi-vmtest tools/tempoctl/tempoctl \
+  tools/tempod/tempod
 vm-test: deps kmod
 	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	@cmake --build $(BUILD) -j $(JOBS) --target $(notdir $(KMOD_GUEST_PROGRAMS))

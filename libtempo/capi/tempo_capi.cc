@@ -434,7 +434,10 @@ TEMPO_EXPORT int tempo_store_put(tempo_ctx* ctx, uint64_t key, const void* data,
 TEMPO_EXPORT int tempo_kmod_add_objects(tempo_ctx* ctx, const tempo_kmod_object* objects,
                                         size_t count) {
   if (!objects && count) return -EINVAL;
-  if (ctx && ctx->client) return -EOPNOTSUPP;
+  int rc = 0;
+  if (on_daemon(ctx, &rc,
+                [&](tempo::DaemonClient& d) { return d.kmod_add_objects(objects, count); }))
+    return rc;
   return with_ctx(ctx, [&](tempo::Context& in) {
     std::vector<tempo::ObjectPlacement> v(count);
     for (size_t i = 0; i < count; ++i) {

@@ -21,6 +21,7 @@
 #include "keys/chain_hash.h"
 #include "runtime/output_length_history.h"
 #include "runtime/step_cost_learner.h"
+#include "runtime/step_cost_spread.h"
 #include "runtime/ttu_estimator.h"
 #include "stack/context.h"
 #include "tempo/tempo.h"
@@ -93,6 +94,8 @@ struct tempo_runtime {
   std::mutex mu;
   std::unique_ptr<tempo::StepCostLearner> costs;        // guarded by mu
   std::unique_ptr<tempo::OutputLengthHistory> history;  // guarded by mu
+  tempo::StepCostSpread step_spread;                    // guarded by mu
+  bool reads_spread = false;  // in process: the policy reads TTU spreads (tempo-risk)
   uint32_t max_active = 0;
   uint32_t generation_limit = 0;
   bool learn = false;
@@ -266,6 +269,12 @@ TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* c
     rt->max_active = config->max_active;
     rt->generation_limit = config->generation_limit;
     rt->learn = config->learn != 0;
+    if (tempo::Context* in_process = tempo_capi_context(ctx)) {
+      in_process->call([&](tempo::Stack& s) {
+        rt->reads_spread = s.controller().config().policy.policy == tempo::CommitPolicy::kTempoRisk;
+        return 0;
+      });
+    }
     rt->ctx = tempo_ctx_ref(ctx);
     *out = rt.release();
     return 0;
@@ -314,19 +323,33 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     }
     const tempo::SchedulerSnapshot snapshot{rt->running, rt->waiting, rt->max_active,
                                             rt->generation_limit};
-    // Learn from the step just run before projecting, so this step's TTUs use it.
-    if (rt->learn && step->duration_ns > 0) {
-      if (const int r = rt->costs->observe(work, step->duration_ns); r != 0) return r;
+    // The step's time against what the costs predicted widens the TTU spread; then learn
+    // from it before projecting, so this step's TTUs use it.
+    if (step->duration_ns > 0) {
+      rt->step_spread.record(rt->costs->predict(work), step->duration_ns);
+      if (rt->learn) {
+        if (const int r = rt->costs->observe(work, step->duration_ns); r != 0) return r;
+      }
     }
-    if (const int r = tempo::estimate_ttu(snapshot, *rt->costs, *rt->history, &rt->ttus); r != 0)
+    // The TTU spread (5 more projections) only for a policy that reads it.
+    tempo::DaemonClient* d = tempo_capi_client(rt->ctx);
+    const bool spread = d ? d->reads_spread() : rt->reads_spread;
+    if (const int r = spread ? tempo::estimate_ttu_spread(snapshot, *rt->costs, *rt->history,
+                                                          rt->step_spread, &rt->ttus)
+                             : tempo::estimate_ttu(snapshot, *rt->costs, *rt->history, &rt->ttus);
+        r != 0)
       return r;
     // A claim that ended since the engine looked keeps its state (-EINVAL from revise is
     // not an error); the order update first proves every claim known.
-    if (tempo::DaemonClient* d = tempo_capi_client(rt->ctx)) {
+    if (d) {
       if (const int r = d->order(rt->order.data(), rt->order.size()); r != 0) return r;
       rt->batch.clear();
-      for (const tempo::ClaimTtu& t : rt->ttus)
-        rt->batch.push_back({TEMPOD_OP_REVISE, t.claim, t.ttu, {}});
+      for (const tempo::ClaimTtu& t : rt->ttus) {
+        if (spread)
+          rt->batch.push_back({TEMPOD_OP_REVISE_SPREAD, t.claim, t.ttu, {}, &t.spread});
+        else
+          rt->batch.push_back({TEMPOD_OP_REVISE, t.claim, t.ttu, {}});
+      }
       std::vector<tempo::DaemonClient::BatchResult> results;
       if (const int r = d->batch(rt->batch, &results); r != 0) return r;
       for (const auto& res : results)
@@ -336,7 +359,9 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     return tempo_capi_context(rt->ctx)->call([&](tempo::Stack& s) {
       if (const int r = s.update_order(rt->order); r != 0) return r;
       for (const tempo::ClaimTtu& t : rt->ttus)
-        if (const int r = s.revise(t.claim, t.ttu); r != 0 && r != -EINVAL) return r;
+        if (const int r = s.revise(t.claim, t.ttu, spread ? &t.spread : nullptr);
+            r != 0 && r != -EINVAL)
+          return r;
       return 0;
     });
   });

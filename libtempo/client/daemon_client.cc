@@ -94,7 +94,10 @@ int DaemonClient::connect_locked(std::string* error) {
   ssize_t n = send_message(s, &hello, sizeof(hello), -1, 0);
   if (n >= 0) n = recv_message(s, &reply, sizeof(reply), &fd, 0);
   int r = n < 0 ? static_cast<int>(n) : n != sizeof(reply) ? -EPROTO : reply.hdr.status;
-  if (r == 0 && (reply.features & TEMPOD_F_FAST_TIER_FD) != 0 && reply.fast_tier_bytes > 0) {
+  // The fast tier's memory, or on kmod the device's whole range: extents point into it.
+  const bool kmod = (reply.features & TEMPOD_F_KMOD_FD) != 0;
+  if (r == 0 && (kmod || (reply.features & TEMPOD_F_FAST_TIER_FD) != 0) &&
+      reply.fast_tier_bytes > 0) {
     Mapping m{};
     void* at = fd < 0 ? nullptr
                       : map_aligned(fd, reply.fast_tier_bytes,
@@ -106,6 +109,7 @@ int DaemonClient::connect_locked(std::string* error) {
       mappings_.push_back(m);
       fast_tier_ = static_cast<const std::byte*>(at);
       fast_tier_bytes_ = reply.fast_tier_bytes;
+      device_map_ = kmod;
     }
   }
   if (fd >= 0) close(fd);
@@ -116,6 +120,7 @@ int DaemonClient::connect_locked(std::string* error) {
   }
   if (device_[0] == '\0')
     std::memcpy(device_, reply.device, sizeof(reply.device));  // read unlocked
+  reads_spread_.store((reply.features & TEMPOD_F_TTU_SPREAD) != 0, std::memory_order_relaxed);
   std::lock_guard send(send_mu_);
   sock_ = s;
   ++connection_;
@@ -188,6 +193,16 @@ int DaemonClient::call(void* req, size_t len, std::vector<std::byte>* reply, int
   }
 }
 
+template <typename Head>
+int DaemonClient::call_counted(Head* head, const void* items, size_t bytes,
+                               std::vector<std::byte>* reply) {
+  std::vector<std::byte> buf(sizeof(Head) + bytes);
+  head->hdr.len = static_cast<uint32_t>(buf.size());
+  std::memcpy(buf.data(), head, sizeof(Head));
+  if (bytes) std::memcpy(buf.data() + sizeof(Head), items, bytes);
+  return call(buf.data(), buf.size(), reply);
+}
+
 int DaemonClient::claim_op(uint16_t op, tempo_claim_id id, int64_t arg, int64_t* value) {
   auto m = make_request<tempod_claim_arg>(op);
   m.id = id;
@@ -231,15 +246,11 @@ int DaemonClient::stats(tempo_counters* s) {
 int DaemonClient::report(const tempo_object* objects, size_t count, int64_t ttu_ns,
                          tempo_claim_id* id) {
   if (count > TEMPOD_MAX_OBJECTS) return -E2BIG;
-  std::vector<std::byte> buf(sizeof(tempod_report) + count * sizeof(tempo_object));
   auto m = make_request<tempod_report>(TEMPOD_OP_REPORT);
-  m.hdr.len = static_cast<uint32_t>(buf.size());
   m.ttu_ns = ttu_ns;
   m.count = static_cast<uint32_t>(count);
-  std::memcpy(buf.data(), &m, sizeof(m));
-  if (count) std::memcpy(buf.data() + sizeof(m), objects, count * sizeof(tempo_object));
   std::vector<std::byte> reply;
-  const int r = call(buf.data(), buf.size(), &reply);
+  const int r = call_counted(&m, objects, count * sizeof(tempo_object), &reply);
   if (r != 0) return r;
   const auto* v = reply_as<tempod_reply_value>(reply);
   if (!v) return -EPROTO;
@@ -253,13 +264,9 @@ int DaemonClient::revise(tempo_claim_id id, int64_t ttu_ns) {
 
 int DaemonClient::order(const tempo_claim_id* ids, size_t count) {
   if (count > TEMPOD_MAX_ORDER) return -E2BIG;
-  std::vector<std::byte> buf(sizeof(tempod_order) + count * sizeof(uint64_t));
   auto m = make_request<tempod_order>(TEMPOD_OP_ORDER);
-  m.hdr.len = static_cast<uint32_t>(buf.size());
   m.count = static_cast<uint32_t>(count);
-  std::memcpy(buf.data(), &m, sizeof(m));
-  if (count) std::memcpy(buf.data() + sizeof(m), ids, count * sizeof(uint64_t));
-  return call(buf.data(), buf.size());
+  return call_counted(&m, ids, count * sizeof(uint64_t));
 }
 
 int DaemonClient::request_retrieval(tempo_claim_id id, int* outcome) {
@@ -349,19 +356,22 @@ int DaemonClient::store_put(uint64_t key, const void* data, size_t bytes) {
   return r;
 }
 
+int DaemonClient::kmod_add_objects(const tempo_kmod_object* objects, size_t count) {
+  if (count > TEMPOD_MAX_KMOD_OBJECTS) return -E2BIG;
+  auto m = make_request<tempod_kmod_objects>(TEMPOD_OP_KMOD_ADD_OBJECTS);
+  m.count = static_cast<uint32_t>(count);
+  return call_counted(&m, objects, count * sizeof(tempo_kmod_object));
+}
+
 int DaemonClient::store_lookup(const uint64_t* keys, size_t count, size_t* prefix) {
   // Past one message's keys, the next message continues where a full prefix left off.
   size_t done = 0;
   while (true) {
     const size_t n = std::min(count - done, size_t{TEMPOD_MAX_KEYS});
-    std::vector<std::byte> buf(sizeof(tempod_keys) + n * sizeof(uint64_t));
     auto m = make_request<tempod_keys>(TEMPOD_OP_STORE_LOOKUP);
-    m.hdr.len = static_cast<uint32_t>(buf.size());
     m.count = static_cast<uint32_t>(n);
-    std::memcpy(buf.data(), &m, sizeof(m));
-    if (n) std::memcpy(buf.data() + sizeof(m), keys + done, n * sizeof(uint64_t));
     std::vector<std::byte> reply;
-    if (const int r = call(buf.data(), buf.size(), &reply); r != 0) return r;
+    if (const int r = call_counted(&m, keys + done, n * sizeof(uint64_t), &reply); r != 0) return r;
     const auto* v = reply_as<tempod_reply_value>(reply);
     if (!v || v->value < 0 || static_cast<size_t>(v->value) > n) return -EPROTO;
     done += static_cast<size_t>(v->value);
@@ -379,7 +389,7 @@ int DaemonClient::store_delete(uint64_t key) {
 
 int DaemonClient::fast_tier(void** base, uint64_t* bytes) {
   std::lock_guard lock(mu_);
-  if (fast_tier_ == nullptr) return -EOPNOTSUPP;
+  if (fast_tier_ == nullptr || device_map_) return -EOPNOTSUPP;
   *base = const_cast<std::byte*>(fast_tier_);
   *bytes = fast_tier_bytes_;
   return 0;
@@ -394,7 +404,8 @@ int DaemonClient::batch(std::span<const BatchOp> ops, std::vector<BatchResult>* 
     size_t first = next;
     for (; next < ops.size(); ++next) {
       const BatchOp& o = ops[next];
-      const size_t add = sizeof(tempod_batch_entry) + o.objects.size() * sizeof(tempo_object);
+      const size_t payload = o.spread ? sizeof(tempod_ttu_spread) : o.objects.size_bytes();
+      const size_t add = sizeof(tempod_batch_entry) + payload;
       if (buf.size() + add > TEMPOD_MAX_MESSAGE) {
         if (next == first) return -E2BIG;
         break;
@@ -407,8 +418,13 @@ int DaemonClient::batch(std::span<const BatchOp> ops, std::vector<BatchResult>* 
       const size_t at = buf.size();
       buf.resize(at + add);
       std::memcpy(buf.data() + at, &e, sizeof(e));
-      if (!o.objects.empty())
+      if (o.spread) {
+        tempod_ttu_spread q{};
+        std::copy(o.spread->at.begin(), o.spread->at.end(), q.at);
+        std::memcpy(buf.data() + at + sizeof(e), &q, sizeof(q));
+      } else if (!o.objects.empty()) {
         std::memcpy(buf.data() + at + sizeof(e), o.objects.data(), o.objects.size_bytes());
+      }
     }
     auto m = make_request<tempod_batch>(TEMPOD_OP_BATCH);
     m.hdr.len = static_cast<uint32_t>(buf.size());

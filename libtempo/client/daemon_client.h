@@ -9,6 +9,7 @@
 // their ids answer -ENOENT), or returns the connect's error (-ECONNREFUSED, -ENOENT).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "client/tempod_proto.h"
+#include "runtime/ttu_quantiles.h"
 #include "tempo/tempo.h"
 
 namespace tempo {
@@ -37,6 +39,8 @@ class DaemonClient {
   // The daemon's device ("uring") as the first connection found it; stable storage for
   // tempo_ctx_device().
   const char* device() const { return device_; }
+  // Whether the daemon's policy reads TTU spreads (TEMPOD_F_TTU_SPREAD at the last connect).
+  bool reads_spread() const { return reads_spread_.load(std::memory_order_relaxed); }
 
   // The C ABI's operations (include/tempo/tempo.h), same arguments and return codes, plus
   // -ECONNRESET (daemon gone) and -E2BIG (more objects, ids or extents than a message holds).
@@ -57,16 +61,20 @@ class DaemonClient {
   int store_put(uint64_t key, const void* data, size_t bytes);
   int store_lookup(const uint64_t* keys, size_t count, size_t* prefix);
   int store_delete(uint64_t key);
-  // The fast tier's memory as mapped here (read-only). -EOPNOTSUPP when none was passed.
+  int kmod_add_objects(const tempo_kmod_object* objects, size_t count);
+  // The fast tier's memory as mapped here (read-only). -EOPNOTSUPP when none was passed,
+  // and on kmod (whose device range is mapped for the extents, not a fast tier).
   int fast_tier(void** base, uint64_t* bytes);
 
   // One operation of a batch (TEMPOD_OP_BATCH): REPORT (arg = TTU, objects), REVISE (arg =
-  // TTU), CANCEL, RETRIEVAL, TRANSFER_BEGIN or TRANSFER_END of claim `id`.
+  // TTU), REVISE_SPREAD (arg = TTU, spread), CANCEL, RETRIEVAL, TRANSFER_BEGIN or
+  // TRANSFER_END of claim `id`.
   struct BatchOp {
     uint16_t op;
     tempo_claim_id id;
     int64_t arg;
     std::span<const tempo_object> objects;
+    const tempo::TtuQuantiles* spread = nullptr;  // REVISE_SPREAD's
   };
   struct BatchResult {
     int status;     // as the single call would return
@@ -111,6 +119,11 @@ class DaemonClient {
   // Sends `req` (its header's seq is set here) with `pass_fd`, waits for its reply.
   // The reply's status, or -ECONNRESET; the reply's bytes in *reply when given.
   int call(void* req, size_t len, std::vector<std::byte>* reply = nullptr, int pass_fd = -1);
+  // Sends the fixed part `head` (its length set here) followed by `bytes` of `items`: a
+  // request with a counted tail (REPORT, ORDER, STORE_LOOKUP, KMOD_ADD_OBJECTS).
+  template <typename Head>
+  int call_counted(Head* head, const void* items, size_t bytes,
+                   std::vector<std::byte>* reply = nullptr);
   int claim_op(uint16_t op, tempo_claim_id id, int64_t arg, int64_t* value = nullptr);
   // A request of a bare header whose reply is exactly `size` bytes, copied to `out`.
   int header_only(uint16_t op, void* out, size_t size);
@@ -118,6 +131,7 @@ class DaemonClient {
   std::string socket_;
   std::string engine_;
   char device_[17] = {};
+  std::atomic<bool> reads_spread_{false};
 
   std::mutex send_mu_;  // one sender at a time; taken after mu_ when both are held
   std::mutex mu_;
@@ -129,6 +143,7 @@ class DaemonClient {
   std::map<uint64_t, Reply> replies_;     // guarded by mu_: arrived, not yet taken
   const std::byte* fast_tier_ = nullptr;  // guarded by mu_: the current mapping
   uint64_t fast_tier_bytes_ = 0;          // guarded by mu_: its size
+  bool device_map_ = false;               // guarded by mu_: it is the kmod device's range
   std::vector<Mapping> mappings_;         // every mapping made: extents may still point there
 };
 

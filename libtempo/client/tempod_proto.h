@@ -15,7 +15,8 @@
  *
  * Descriptors travel with SCM_RIGHTS: the HELLO reply carries the fast tier's memory (a
  * memfd for DRAM, the DAX device), mapped once read-only by the client, so the extents of
- * a transferring claim are read in place; a STORE_PUT request carries a memfd holding the
+ * a transferring claim are read in place (on kmod: a read-only fd of the module's device,
+ * opened for that client); a STORE_PUT request carries a memfd holding the
  * object's bytes, sealed against shrinking (F_SEAL_SHRINK: the daemon maps it).
  * Documentation/tempod.md is the reference for every message.
  */
@@ -32,36 +33,45 @@
 /* Feature bits (HELLO). */
 #define TEMPOD_F_FAST_TIER_FD (1u << 0) /* the HELLO reply carries the fast tier's fd */
 #define TEMPOD_F_STORE_PUT (1u << 1)    /* STORE_PUT with a memfd */
-#define TEMPOD_F_ALL (TEMPOD_F_FAST_TIER_FD | TEMPOD_F_STORE_PUT)
+#define TEMPOD_F_TTU_SPREAD                                        \
+  (1u << 2) /* granted when the daemon's policy reads TTU spreads: \
+             revisions are worth sending as REVISE_SPREAD */
+/* kmod: the HELLO reply carries a read-only fd of the module's device, opened for this
+ * client (not the daemon's: pins belong to the file that took them), to map whole. */
+#define TEMPOD_F_KMOD_FD (1u << 3)
+#define TEMPOD_F_ALL \
+  (TEMPOD_F_FAST_TIER_FD | TEMPOD_F_STORE_PUT | TEMPOD_F_TTU_SPREAD | TEMPOD_F_KMOD_FD)
 
 #define TEMPOD_OP_REPLY 0x8000u
 
 enum tempod_op {
-  TEMPOD_OP_HELLO = 1,          /* tempod_hello -> tempod_hello_reply (+ fd) */
-  TEMPOD_OP_REPORT = 2,         /* tempod_report + objects -> tempod_reply_id */
-  TEMPOD_OP_REVISE = 3,         /* tempod_claim_arg (arg = ttu_ns) */
-  TEMPOD_OP_ORDER = 4,          /* tempod_order + ids */
-  TEMPOD_OP_RETRIEVAL = 5,      /* tempod_claim_arg -> tempod_reply_value (outcome) */
-  TEMPOD_OP_QUERY = 6,          /* tempod_claim_arg -> struct tempo_claim_info */
-  TEMPOD_OP_TRANSFER_BEGIN = 7, /* tempod_claim_arg */
-  TEMPOD_OP_TRANSFER_END = 8,   /* tempod_claim_arg */
-  TEMPOD_OP_CANCEL = 9,         /* tempod_claim_arg */
-  TEMPOD_OP_WAIT_READY = 10,    /* tempod_claim_arg (arg = timeout_ns) -> tempod_reply_value */
-  TEMPOD_OP_EXTENTS = 11,       /* tempod_claim_arg -> tempod_reply_value (count) + extents */
-  TEMPOD_OP_ORDINARY_READ = 12, /* tempod_claim_arg */
-  TEMPOD_OP_STATS = 13,         /* header only -> struct tempo_counters */
-  TEMPOD_OP_TICK = 14,          /* header only */
-  TEMPOD_OP_STORE_PUT = 15,     /* tempod_store_put + memfd */
-  TEMPOD_OP_NOW = 16,           /* header only -> tempod_reply_value (ns) */
-  TEMPOD_OP_STORE_LOOKUP = 17,  /* tempod_keys + keys -> tempod_reply_value (prefix) */
-  TEMPOD_OP_STORE_DELETE = 18,  /* tempod_key */
-  TEMPOD_OP_BATCH = 19,         /* tempod_batch + entries -> tempod_reply_value + results */
-  TEMPOD_OP_CLAIMS = 20,        /* tempod_claims -> tempod_reply_value + tempod_claim_entry */
-  TEMPOD_OP_LABEL = 21,         /* tempod_label: the engine's request id of a claim */
-  TEMPOD_OP_STORE_LIST = 22,    /* tempod_store_list -> tempod_reply_value + store objects */
-  TEMPOD_OP_STORE_VERIFY = 23,  /* header only -> tempod_store_verified + store objects */
-  TEMPOD_OP_STORE_GC = 24,      /* header only -> tempod_store_gc_reply */
-  TEMPOD_OP_TIMELINESS = 25,    /* header only -> tempod_timeliness */
+  TEMPOD_OP_HELLO = 1,             /* tempod_hello -> tempod_hello_reply (+ fd) */
+  TEMPOD_OP_REPORT = 2,            /* tempod_report + objects -> tempod_reply_id */
+  TEMPOD_OP_REVISE = 3,            /* tempod_claim_arg (arg = ttu_ns) */
+  TEMPOD_OP_ORDER = 4,             /* tempod_order + ids */
+  TEMPOD_OP_RETRIEVAL = 5,         /* tempod_claim_arg -> tempod_reply_value (outcome) */
+  TEMPOD_OP_QUERY = 6,             /* tempod_claim_arg -> struct tempo_claim_info */
+  TEMPOD_OP_TRANSFER_BEGIN = 7,    /* tempod_claim_arg */
+  TEMPOD_OP_TRANSFER_END = 8,      /* tempod_claim_arg */
+  TEMPOD_OP_CANCEL = 9,            /* tempod_claim_arg */
+  TEMPOD_OP_WAIT_READY = 10,       /* tempod_claim_arg (arg = timeout_ns) -> tempod_reply_value */
+  TEMPOD_OP_EXTENTS = 11,          /* tempod_claim_arg -> tempod_reply_value (count) + extents */
+  TEMPOD_OP_ORDINARY_READ = 12,    /* tempod_claim_arg */
+  TEMPOD_OP_STATS = 13,            /* header only -> struct tempo_counters */
+  TEMPOD_OP_TICK = 14,             /* header only */
+  TEMPOD_OP_STORE_PUT = 15,        /* tempod_store_put + memfd */
+  TEMPOD_OP_NOW = 16,              /* header only -> tempod_reply_value (ns) */
+  TEMPOD_OP_STORE_LOOKUP = 17,     /* tempod_keys + keys -> tempod_reply_value (prefix) */
+  TEMPOD_OP_STORE_DELETE = 18,     /* tempod_key */
+  TEMPOD_OP_BATCH = 19,            /* tempod_batch + entries -> tempod_reply_value + results */
+  TEMPOD_OP_CLAIMS = 20,           /* tempod_claims -> tempod_reply_value + tempod_claim_entry */
+  TEMPOD_OP_LABEL = 21,            /* tempod_label: the engine's request id of a claim */
+  TEMPOD_OP_STORE_LIST = 22,       /* tempod_store_list -> tempod_reply_value + store objects */
+  TEMPOD_OP_STORE_VERIFY = 23,     /* header only -> tempod_store_verified + store objects */
+  TEMPOD_OP_STORE_GC = 24,         /* header only -> tempod_store_gc_reply */
+  TEMPOD_OP_TIMELINESS = 25,       /* header only -> tempod_timeliness */
+  TEMPOD_OP_REVISE_SPREAD = 26,    /* in a BATCH only: REVISE with the TTU's distribution */
+  TEMPOD_OP_KMOD_ADD_OBJECTS = 27, /* tempod_kmod_objects + objects: placements on kmod */
 };
 
 /* 24 bytes, at the start of every message. */
@@ -84,14 +94,15 @@ struct tempod_hello {
   char engine[24];
 };
 
-/* 64 bytes (+ the fast tier's fd when features has TEMPOD_F_FAST_TIER_FD). */
+/* 64 bytes (+ the fast tier's fd when features has TEMPOD_F_FAST_TIER_FD, or the kmod
+ * device's when it has TEMPOD_F_KMOD_FD: then fast_tier_bytes is the device's logical size). */
 struct tempod_hello_reply {
   struct tempod_hdr hdr;
   __u32 features;        /* shared features */
   __u32 client_id;       /* this connection's id in the daemon */
   __u64 fast_tier_bytes; /* bytes to map from the fd (0: no fd) */
   __u64 fast_tier_align; /* map at a multiple of this (the DAX device's alignment) */
-  char device[16];       /* the daemon's device: "uring", NUL-padded */
+  char device[16];       /* the daemon's device: "uring" or "kmod", NUL-padded */
 };
 
 /* REPORT: 40 bytes + count struct tempo_object. */
@@ -147,13 +158,21 @@ struct tempod_batch {
 };
 
 /* 24 bytes. op: REPORT (arg = ttu_ns, count objects follow, id 0), REVISE (arg = ttu_ns),
- * CANCEL, RETRIEVAL, TRANSFER_BEGIN, TRANSFER_END (count 0, and arg 0 but for REVISE). */
+ * REVISE_SPREAD (arg = ttu_ns, a tempod_ttu_spread follows), CANCEL, RETRIEVAL,
+ * TRANSFER_BEGIN, TRANSFER_END (count 0, and arg 0 but for REVISE and REVISE_SPREAD). */
 struct tempod_batch_entry {
   __u16 op;
   __u16 reserved;
   __u32 count;
   __u64 id;
   __s64 arg;
+};
+
+/* A REVISE_SPREAD entry's TTU distribution: the TTU by which retrieval begins with
+ * probability 0.05, 0.25, 0.5, 0.75 and 0.95 (Documentation/risk-policy.md), in ns,
+ * non-decreasing (-EINVAL otherwise). 40 bytes. */
+struct tempod_ttu_spread {
+  __s64 at[5];
 };
 
 /* 16 bytes: the entry's status as its single op would answer it; value: REPORT's claim id,
@@ -252,6 +271,14 @@ struct tempod_timeliness {
   __u64 margin_buckets[TEMPOD_MARGIN_BUCKETS];
 };
 
+/* KMOD_ADD_OBJECTS: 32 bytes + count struct tempo_kmod_object (32 bytes each), placed all
+ * or none, as tempo_kmod_add_objects(). */
+struct tempod_kmod_objects {
+  struct tempod_hdr hdr;
+  __u32 count;
+  __u32 reserved;
+};
+
 /* A reply with one value (REPORT's claim id, an outcome, a count, a time). 32 bytes. */
 struct tempod_reply_value {
   struct tempod_hdr hdr;
@@ -267,6 +294,8 @@ struct tempod_extent {
 #define TEMPOD_MAX_OBJECTS \
   ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_report)) / sizeof(struct tempo_object))
 #define TEMPOD_MAX_ORDER ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_order)) / sizeof(__u64))
+#define TEMPOD_MAX_KMOD_OBJECTS \
+  ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_kmod_objects)) / sizeof(struct tempo_kmod_object))
 #define TEMPOD_MAX_KEYS ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_keys)) / sizeof(__u64))
 #define TEMPOD_MAX_CLAIMS \
   ((TEMPOD_MAX_MESSAGE - sizeof(struct tempod_reply_value)) / sizeof(struct tempod_claim_entry))
@@ -290,6 +319,7 @@ static_assert(sizeof(struct tempod_key) == 40);
 static_assert(sizeof(struct tempod_batch) == 32);
 static_assert(sizeof(struct tempod_batch_entry) == 24);
 static_assert(sizeof(struct tempod_batch_result) == 16);
+static_assert(sizeof(struct tempod_ttu_spread) == 40);
 static_assert(sizeof(struct tempod_claims) == 40);
 static_assert(sizeof(struct tempod_claim_entry) == 184);
 static_assert(sizeof(struct tempod_label) == 72);
@@ -298,6 +328,8 @@ static_assert(sizeof(struct tempod_store_object) == 128);
 static_assert(sizeof(struct tempod_store_verified) == 56);
 static_assert(sizeof(struct tempod_store_gc_reply) == 56);
 static_assert(sizeof(struct tempod_timeliness) == 168);
+static_assert(sizeof(struct tempod_kmod_objects) == 32);
+static_assert(sizeof(struct tempo_kmod_object) == 32);
 static_assert(sizeof(struct tempo_object) == 16);
 static_assert(sizeof(struct tempo_claim_info) == 104);
 static_assert(sizeof(struct tempo_counters) == 208);

@@ -1,5 +1,6 @@
 #include "config/settings.h"
 
+#include <arpa/inet.h>
 #include <grp.h>
 
 #include <cerrno>
@@ -233,6 +234,25 @@ int socket_mode_key(Settings& s, std::string_view key, std::string_view value, s
   return 0;
 }
 
+// "127.0.0.1:9464": a loopback IPv4 address (127.0.0.0/8) and a port 1..65535.
+int metrics_listen_key(Settings& s, std::string_view key, std::string_view value,
+                       std::string* error) {
+  const size_t colon = value.rfind(':');
+  in_addr addr{};
+  unsigned port = 0;
+  const std::string_view p = colon == std::string_view::npos ? "" : value.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
+  if (colon == std::string_view::npos ||
+      inet_pton(AF_INET, std::string(value.substr(0, colon)).c_str(), &addr) != 1 ||
+      (ntohl(addr.s_addr) >> 24) != 127 || p.empty() || ec != std::errc() ||
+      end != p.data() + p.size() || port == 0 || port > 65535)
+    return fail(error, key, value, "a loopback address and port such as 127.0.0.1:9464");
+  s.daemon.metrics_listen = value;
+  s.daemon.metrics_addr = addr.s_addr;
+  s.daemon.metrics_port = static_cast<uint16_t>(port);
+  return 0;
+}
+
 int socket_group_key(Settings& s, std::string_view key, std::string_view value,
                      std::string* error) {
   if (value.empty() || getgrnam(std::string(value).c_str()) == nullptr)
@@ -306,7 +326,10 @@ const SettingKey kSettingKeys[] = {
     {"budget_bytes", "50GiB", "",
      "bytes, below `fast_tier_bytes` (on `uring`, below the fast tier actually mapped)",
      bytes_key<TEMPO_FIELD(budget_bytes)>},
-    {"policy", "tempo", "", "`demand`, `immediate`, `queue-K` (K >= 1), `tempo-static`, `tempo`",
+    {"policy", "tempo", "",
+     "`demand`, `immediate`, `queue-K` (K >= 1), `tempo-static`, `tempo`, `tempo-risk` or "
+     "`tempo-risk:W` (W > 0; the per-step call gives it the TTU spread, "
+     "[risk-policy.md](risk-policy.md))",
      policy_key},
     {"tick", "50ms", "", "a duration: `50ms`, `2s`, `100us`, `250ns` (a plain number is ms)",
      duration_key<TEMPO_FIELD(tick_ns), false>},
@@ -389,6 +412,14 @@ const SettingKey kSettingKeys[] = {
      "tempod: 1..65536 replies waiting for one client, with its waits and store operations "
      "in flight, before its requests are not read",
      int_key<TEMPO_FIELD(daemon.max_queued), 1, 65536>},
+    {"daemon.max_put_bytes", "1GiB", "",
+     "tempod: bytes, the largest object one client put (`tempo_store_put`) may hand over; "
+     "larger puts get `EFBIG` and nothing is written",
+     bytes_key<TEMPO_FIELD(daemon.max_put_bytes)>},
+    {"daemon.metrics_listen", "", "off",
+     "tempod: `127.0.0.1:PORT` (a loopback address): serve `GET /metrics` there, the "
+     "Prometheus text of `tempoctl metrics`",
+     metrics_listen_key},
     {"daemon.shares", "", "every engine `daemon.default_share`",
      "tempod: protected-capacity share weights of named engines, `engine:weight,...` (weights "
      "1..1000000); an engine's part of the budget is budget x its weight / the weights of the "

@@ -46,6 +46,12 @@ struct DaemonSettings {
   uint32_t socket_mode{};    // daemon.socket_mode: tempod's socket permissions
   std::string socket_group;  // daemon.socket_group: tempod's socket group ("" = its own)
   uint32_t max_queued{};     // daemon.max_queued: replies queued per client before backoff
+  uint64_t max_put_bytes{};  // daemon.max_put_bytes: the largest object one put hands tempod
+  // daemon.metrics_listen: tempod's HTTP metrics listener ("" off), its address (network
+  // order, loopback) and port.
+  std::string metrics_listen;
+  uint32_t metrics_addr{};
+  uint16_t metrics_port{};
   // daemon.shares: protected-capacity share weights of named engines ("a:1,b:3")
   std::map<std::string, uint32_t> shares;
   uint32_t default_share{};  // daemon.default_share: the weight of every other engine

@@ -14,6 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "client/exposition.h"
+#include "client/wire.h"
+
 namespace tempo {
 namespace {
 
@@ -22,41 +25,13 @@ using nlohmann::json;
 json optional_ns(const std::optional<TimeNs>& v) { return v ? json(*v) : json(nullptr); }
 
 json stats_doc(const StackStats& s) {
-  const ControllerStats& c = s.controller;
-  const ProviderStats& p = s.provider;
-  const DeviceStats& d = s.device_stats;
-  return json{{"device", s.device},
-              {"now_ns", s.now},
-              {"budget_bytes", p.budget_bytes},
-              {"ledger_bytes", p.ledger_bytes},
-              {"reserved_bytes", p.reserved_bytes},
-              {"claims_reported", c.reported},
-              {"claims_committed", c.committed},
-              {"capacity_deferrals", c.deferred_claims},
-              {"capacity_deferral_attempts", c.capacity_deferrals},
-              {"claims_ordinary", c.ordinary},
-              {"claims_failed_over", c.failovers},
-              {"claims_cancelled", c.cancelled},
-              {"claims_released", c.released},
-              {"claims_failed", c.failed},
-              {"claims_planned", c.planned},
-              {"claims_live", c.live},
-              {"stage_ops", p.stage_completed},
-              {"staged_bytes", p.staged_bytes},
-              {"stage_errors", p.stage_failed},
-              {"outstanding_ops", p.outstanding_ops},
-              {"fast_tier_capacity_bytes", s.fast_tier_capacity_bytes},
-              {"fast_tier_used_bytes", d.resident_bytes},
-              {"pinned_bytes", d.pinned_bytes},
-              {"evictions", d.evictions},
-              {"demand_bytes", d.demand_bytes},
-              {"effective_rate_bps", p.effective_rate_bps},
-              {"protected_gib_seconds", p.ledger_byte_seconds / double(1ull << 30)},
-              {"held_claims", s.held_claims},
-              {"retrievals_on_time", c.on_time},
-              {"retrievals_late", c.late},
-              {"commit_margin_sum_ns", c.margin_sum_ns},
-              {"commit_margin_buckets", c.margin_buckets}};
+  tempo_counters c;
+  to_counters(s, &c);
+  tempod_timeliness t{};
+  to_timeliness(s.controller, &t);
+  json doc = counters_doc(s.device, c, t);
+  doc["held_claims"] = s.held_claims;
+  return doc;
 }
 
 json claims_doc(const std::vector<ClaimView>& claims) {

@@ -97,6 +97,12 @@ KmodDevice::~KmodDevice() {
     if (fd >= 0) close(fd);
 }
 
+int KmodDevice::open_reader() const {
+  const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+  const int fd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
 const KmodDevice::Placement* KmodDevice::find_locked(ObjectKey key) const {
   auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : &it->second;

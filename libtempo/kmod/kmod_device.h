@@ -77,6 +77,13 @@ class KmodDevice final : public Device {
   KmodDevice& operator=(const KmodDevice&) = delete;
 
   const KmodGeometry& geometry() const { return geo_; }
+  // The read-only mapping of the whole logical range (geometry().size bytes) that
+  // resident_extents() points into.
+  const std::byte* mapping() const { return map_; }
+  // A new read-only open file of the same device (through /proc/self/fd, so the same
+  // inode), for another process to map: pins belong to the file that took them, so nothing
+  // done through it touches this device's pins or records. The fd, or -errno.
+  int open_reader() const;
 
   // Places `key` at [offset, offset + bytes) of the logical range. offset must be a
   // multiple of the extent size (objects never share an extent). -EINVAL misaligned offset

@@ -68,6 +68,13 @@ int StepCostLearner::observe(const StepWork& work, TimeNs measured) {
   return 0;
 }
 
+TimeNs StepCostLearner::predict(const StepWork& work) const {
+  const Vec x = features(work);
+  double t = 0;
+  for (int i = 0; i < kN; ++i) t += x[i] * theta(i);
+  return ns(t);
+}
+
 StepCostCoefficients StepCostLearner::coefficients() const {
   return {theta(0), theta(1), theta(2), theta(3), theta(4), theta(5), retrieval_bps_};
 }

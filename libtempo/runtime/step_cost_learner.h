@@ -50,6 +50,9 @@ class StepCostLearner final : public StepCosts {
   // A step of `work` took `measured` ns. -EINVAL for a duration <= 0 or a step with no work.
   int observe(const StepWork& work, TimeNs measured);
 
+  // What a step of `work` costs at the present coefficients (the time observe() compares).
+  TimeNs predict(const StepWork& work) const;
+
   StepCostCoefficients coefficients() const;
   uint64_t observations() const { return observations_; }
 

@@ -284,6 +284,52 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   tempo_runtime_free(rt);
 }
 
+// One slot, held by a sequence that has generated one token; the history says outputs end
+// at 4 or at 64 tokens (the limit), ten of each. The waiting claim's retrieval begins when
+// the running sequence ends: after 3 more decode steps (about 16 ms) with probability 0.5,
+// after 63 (about 330 ms) otherwise; the point TTU, from the mean of 33, is about 170 ms.
+// Eight 10 MiB objects at 1 GiB/s stage in about 80 ms: the spread straddles the TTR.
+// Returns whether the runtime call's revision committed the claim.
+bool committed_by_the_step(const char* policy) {
+  Ctx c({{"fast_tier_bytes", "1GiB"},
+         {"budget_bytes", "512MiB"},
+         {"staging_rate", "1GiB"},
+         {"tick", "60s"},  // no pass but the revision's decides
+         {"policy", policy}});
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 8; ++k) objs.push_back({k, 10ull << 20});
+  EXPECT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  tempo_claim_id id = 0;
+  EXPECT_EQ(tempo_claim_report(c.ctx, objs.data(), objs.size(), 60'000'000'000, &id), 0);
+  tempo_runtime* rt = nullptr;
+  const tempo_runtime_config cfg = runtime_config(1, 0);
+  EXPECT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(tempo_runtime_finished(rt, 4), 0);
+    EXPECT_EQ(tempo_runtime_finished(rt, 64), 0);
+  }
+  const tempo_running_seq running[] = {{1000, 1000, 1, 0, 0}};
+  const tempo_waiting_seq waiting[] = {{2000, 1000, id, 0}};
+  tempo_step step{};
+  step.running = running;
+  step.running_count = 1;
+  step.waiting = waiting;
+  step.waiting_count = 1;
+  EXPECT_EQ(tempo_runtime_step(rt, &step), 0);
+  tempo_claim_info info{};
+  EXPECT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_GT(info.ttu_ns, 100'000'000);  // the point TTU: well after the TTR
+  tempo_runtime_free(rt);
+  return info.state != TEMPO_CLAIM_PLANNED;
+}
+
+TEST(EnginesCApi, RuntimeStepGivesTheSpreadToTheRiskRule) {
+  EXPECT_FALSE(committed_by_the_step("tempo"));  // the point rule waits ~90 ms more
+  EXPECT_TRUE(committed_by_the_step("tempo-risk"));
+  // W small enough that the median is the quantile: 3 steps, still before the TTR.
+  EXPECT_TRUE(committed_by_the_step("tempo-risk:0.08"));
+}
+
 TEST(EnginesCApi, RuntimeLearnsFromReportedStepDurations) {
   Ctx c({{"fast_tier_bytes", "100MB"}, {"budget_bytes", "50MB"}});
   tempo_runtime* rt = nullptr;

@@ -24,6 +24,10 @@ TEST(StepCostLearner, PricesPassesLinearly) {
       l.decode_steps_time(4, 8000, 3),
       l.decode_step_time(4, 8000) + l.decode_step_time(4, 8004) + l.decode_step_time(4, 8008));
   EXPECT_EQ(l.retrieval_time(1'000'000'000), 100'000'000);
+  // A mixed step pays both passes; an empty one nothing.
+  EXPECT_EQ(l.predict({100, 1000, 4, 8000}),
+            l.prefill_time(100, 1000) + l.decode_step_time(4, 8000));
+  EXPECT_EQ(l.predict({}), 0);
   EXPECT_EQ(l.observe({}, 1000), -EINVAL);
   EXPECT_EQ(l.observe({100, 0, 0, 0}, 0), -EINVAL);
   EXPECT_EQ(l.observations(), 0u);

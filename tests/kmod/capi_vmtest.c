@@ -7,12 +7,20 @@
 //   tempo-capi-vmtest uring NAME STORE_DIR [KEY=VALUE...]
 //       device = uring with its store in STORE_DIR and the given settings (a fast tier on
 //       /dev/dax0.0, or on a NUMA node); objects are put, staged and read back.
+//   tempo-capi-vmtest daemon NAME SOCKET DEV DISK
+//       device = daemon against a tempod serving DEV (device = kmod): objects placed through
+//       the daemon, two engine processes each report, stage, read their mapped extents
+//       (compared with DISK) and release; then no protected byte and no kernel pin is left.
+//   tempo-capi-vmtest daemon-kill NAME SOCKET DEV
+//       the same tempod on a slow disk: an engine process is killed (SIGKILL) while its
+//       claim stages; its protected bytes and the kernel's pins return, the daemon serves on.
 //
 // On a machine without the device every check fails: the guest runs it where it exists.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mempolicy.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -456,6 +465,205 @@ static int run_kmod(struct run* r, const char* dev, const char* disk) {
   return 0;
 }
 
+// A client context of the tempod at `socket`, as engine `engine`. NULL on failure (a FAIL).
+static struct tempo_ctx* daemon_ctx(const char* socket, const char* engine) {
+  struct tempo_config* c = NULL;
+  struct tempo_ctx* ctx = NULL;
+  tempo_config_new(&c);
+  if (set(c, "device", "daemon") || set(c, "daemon.socket", socket) ||
+      set(c, "daemon.engine", engine)) {
+    tempo_config_free(c);
+    return NULL;
+  }
+  const int rc = tempo_ctx_new(c, &ctx);
+  result(rc == 0, "daemon_connect", "%s: %d: %s", engine, rc, tempo_config_error(c));
+  tempo_config_free(c);
+  return ctx;
+}
+
+// Objects 1..n at extents 1..n of the device, placed through the daemon.
+static int daemon_place(struct run* r, size_t n) {
+  struct tempo_kmod_object placed[NOBJ];
+  for (size_t k = 1; k <= n; k++) {
+    r->offset[k] = k * r->obj_bytes;
+    placed[k - 1] = (struct tempo_kmod_object){k, r->offset[k], r->obj_bytes, 0};
+  }
+  const int rc = tempo_kmod_add_objects(r->ctx, placed, n);
+  const int again = tempo_kmod_add_objects(r->ctx, placed, 1);
+  const struct tempo_kmod_object bad = {NOBJ + 1, r->obj_bytes / 2, r->obj_bytes, 0};
+  const int misaligned = tempo_kmod_add_objects(r->ctx, &bad, 1);
+  result(rc == 0 && again == -EEXIST && misaligned == -EINVAL, "place_through_daemon",
+         "%d, again %d (want -EEXIST), misaligned %d (want -EINVAL)", rc, again, misaligned);
+  return rc;
+}
+
+// Waits (up to 60 s: TCG on a loaded host is slow; the check is the state, not the time)
+// until the daemon's ledger, its live claims and the kernel's pins are all zero.
+static bool daemon_drained(struct run* r, struct tempo_counters* s, uint64_t* pins) {
+  for (int i = 0; i < 600; i++) {
+    tempo_ctx_stats(r->ctx, s, sizeof *s);
+    *pins = kmod_pins(r->dev_path);
+    if (s->ledger_bytes == 0 && s->claims_live == 0 && s->pinned_bytes == 0 && *pins == 0)
+      return true;
+    usleep(100000);
+  }
+  return false;
+}
+
+// One engine process: report objects first..first+1, stage them, read them in place and
+// release. Its checks are named client<i>.*; returns the number that failed.
+static int daemon_engine(struct run* r, const char* socket, int i) {
+  char engine[24], prefix[64];
+  snprintf(engine, sizeof(engine), "engine-%d", i);
+  snprintf(prefix, sizeof(prefix), "%s.client%d", g_name, i);
+  g_name = prefix;
+  g_failed = 0;
+  r->ctx = daemon_ctx(socket, engine);
+  if (!r->ctx) return 1;
+  const uint64_t first = 1 + 2 * (uint64_t)i;
+  struct tempo_object m[2];
+  manifest(r, first, 2, m);
+  tempo_claim_id id = 0;
+  int rc = tempo_claim_report(r->ctx, m, 2, 60LL * 1000000000, &id);
+  if (rc == 0) rc = make_ready(r, id);
+  result(rc == 0 && state_of(r, id, NULL) == TEMPO_CLAIM_STAGE_READY, "stage_ready", "%d", rc);
+  rc = tempo_claim_transfer_begin(r->ctx, id);
+  char why[256] = "";
+  result(rc == 0 && extents_hold_objects(r, id, first, 2, why, sizeof(why)),
+         "mapped_bytes_equal_disk", "begin %d: %s", rc, why);
+  // The device file tempod passed is read-only: its mapping cannot be made writable.
+  struct tempo_extent ext[2];
+  size_t n = 0;
+  tempo_claim_extents(r->ctx, id, ext, 2, &n);
+  void* page = n ? (void*)((uintptr_t)ext[0].addr & ~(uintptr_t)4095) : NULL;
+  const int wr = page ? mprotect(page, 4096, PROT_READ | PROT_WRITE) : 0;
+  result(page && wr == -1 && errno == EACCES, "mapping_read_only", "mprotect: %d (%s)", wr,
+         strerror(errno));
+  rc = tempo_claim_transfer_end(r->ctx, id);
+  result(rc == 0 && state_of(r, id, NULL) == TEMPO_CLAIM_RELEASED, "release", "%d", rc);
+  tempo_ctx_unref(r->ctx);
+  return g_failed;
+}
+
+// The device's geometry (objects are one extent each) and a first client, `engine`. 0, or
+// 1 after a FAIL.
+static int daemon_start(struct run* r, const char* socket, const char* dev, const char* engine) {
+  r->dev_path = dev;
+  if (kmod_geometry(dev, &r->info) != 0) {
+    result(false, "device", "%s: no geometry", dev);
+    return 1;
+  }
+  r->obj_bytes = r->info.extent_bytes;
+  r->ctx = daemon_ctx(socket, engine);
+  return r->ctx ? 0 : 1;
+}
+
+static int run_daemon(struct run* r, const char* socket, const char* dev, const char* disk) {
+  if (daemon_start(r, socket, dev, "placer") != 0) return 1;
+  const char* kind = tempo_ctx_device(r->ctx);
+  void* base = NULL;
+  uint64_t bytes = 0;
+  result(kind && !strcmp(kind, "kmod") &&
+             tempo_ctx_fast_tier(r->ctx, &base, &bytes) == -EOPNOTSUPP &&
+             tempo_store_put(r->ctx, 1, &bytes, 1) == -EOPNOTSUPP,
+         "daemon_device_kmod", "device '%s', or a uring call accepted", kind ? kind : "(null)");
+  const int disk_fd = open(disk, O_RDONLY | O_CLOEXEC);
+  bool read_ok = disk_fd >= 0;
+  for (int k = 1; k <= 4; k++) {
+    r->want[k] = malloc(r->obj_bytes);
+    read_ok = read_ok && pread(disk_fd, r->want[k], r->obj_bytes, (off_t)(k * r->obj_bytes)) ==
+                             (ssize_t)r->obj_bytes;
+  }
+  if (disk_fd >= 0) close(disk_fd);
+  result(read_ok, "disk_read", "%s: %s", disk, strerror(errno));
+  if (daemon_place(r, 4) != 0) return 1;
+  // Two engine processes at once, each with its own claim.
+  pid_t pids[2];
+  fflush(stdout);
+  for (int i = 0; i < 2; i++) {
+    pids[i] = fork();
+    if (pids[i] == 0) {
+      tempo_ctx_unref(r->ctx);  // the child's own connections only
+      _exit(daemon_engine(r, socket, i) ? 1 : 0);
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    int status = 0;
+    waitpid(pids[i], &status, 0);
+    result(WIFEXITED(status) && WEXITSTATUS(status) == 0, "engine_process", "client%d: status %d",
+           i, status);
+  }
+  struct tempo_counters s;
+  uint64_t pins = 0;
+  const bool drained = daemon_drained(r, &s, &pins);
+  result(drained && s.claims_released >= 2, "nothing_left_after_release",
+         "ledger %llu live %llu pinned %llu kernel pins %llu released %llu",
+         (unsigned long long)s.ledger_bytes, (unsigned long long)s.claims_live,
+         (unsigned long long)s.pinned_bytes, (unsigned long long)pins,
+         (unsigned long long)s.claims_released);
+  tempo_ctx_unref(r->ctx);
+  return 0;
+}
+
+static int run_daemon_kill(struct run* r, const char* socket, const char* dev) {
+  if (daemon_start(r, socket, dev, "observer") != 0 || daemon_place(r, 2) != 0) return 1;
+  int ready[2];
+  if (pipe(ready) != 0) return 1;
+  fflush(stdout);
+  const pid_t victim = fork();
+  if (victim == 0) {
+    // The victim: commits a claim (its read takes a second on this disk), says so, waits.
+    close(ready[0]);
+    tempo_ctx_unref(r->ctx);
+    r->ctx = daemon_ctx(socket, "victim");
+    struct tempo_object m[2];
+    manifest(r, 1, 2, m);
+    tempo_claim_id id = 0;
+    int out = -1;
+    int rc = r->ctx ? tempo_claim_report(r->ctx, m, 2, 60LL * 1000000000, &id) : -1;
+    if (rc == 0) rc = tempo_claim_request_retrieval(r->ctx, id, &out);
+    const int st = rc == 0 ? state_of(r, id, NULL) : -1;
+    const char c = rc == 0 && out == TEMPO_RETRIEVAL_WAIT && st == TEMPO_CLAIM_STAGING ? 'S' : 'F';
+    if (c != 'S') printf("# victim: report/retrieval %d, outcome %d, state %d\n", rc, out, st);
+    fflush(stdout);
+    if (write(ready[1], &c, 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  char c = 0;
+  const ssize_t got = read(ready[0], &c, 1);
+  close(ready[0]);
+  struct tempo_counters mid;
+  tempo_ctx_stats(r->ctx, &mid, sizeof mid);
+  const uint64_t held = kmod_pins(dev);
+  result(got == 1 && c == 'S' && mid.ledger_bytes == 2 * r->obj_bytes && held > 0, "victim_staging",
+         "victim said '%c', ledger %llu, kernel pins %llu", got == 1 ? c : '-',
+         (unsigned long long)mid.ledger_bytes, (unsigned long long)held);
+  kill(victim, SIGKILL);
+  int status = 0;
+  waitpid(victim, &status, 0);
+  struct tempo_counters s;
+  uint64_t pins = 0;
+  const bool drained = daemon_drained(r, &s, &pins);
+  result(drained && s.claims_cancelled >= mid.claims_cancelled + 1, "killed_client_leaves_nothing",
+         "ledger %llu live %llu pinned %llu kernel pins %llu cancelled %llu -> %llu",
+         (unsigned long long)s.ledger_bytes, (unsigned long long)s.claims_live,
+         (unsigned long long)s.pinned_bytes, (unsigned long long)pins,
+         (unsigned long long)mid.claims_cancelled, (unsigned long long)s.claims_cancelled);
+  // The daemon serves on: the same objects, now resident, for another engine.
+  struct tempo_object m[2];
+  manifest(r, 1, 2, m);
+  tempo_claim_id id = 0;
+  int rc = tempo_claim_report(r->ctx, m, 2, 60LL * 1000000000, &id);
+  if (rc == 0) rc = make_ready(r, id);
+  if (rc == 0) rc = tempo_claim_transfer_begin(r->ctx, id);
+  if (rc == 0) rc = tempo_claim_transfer_end(r->ctx, id);
+  result(rc == 0 && daemon_drained(r, &s, &pins), "daemon_serves_after_kill", "%d", rc);
+  tempo_ctx_unref(r->ctx);
+  return 0;
+}
+
 // Why pages may not be on `node`: the arena's memory policy, the process's allowed nodes,
 // and whether the kernel takes an MPOL_BIND to the node for a fresh page at all.
 static void explain_numa(void* base, int node) {
@@ -547,7 +755,9 @@ static int run_uring(struct run* r, const char* store, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: %s kmod NAME DEV DISK | uring NAME STORE_DIR [KEY=VALUE...]\n",
+    fprintf(stderr,
+            "usage: %s kmod NAME DEV DISK | uring NAME STORE_DIR [KEY=VALUE...] |\n"
+            "       daemon NAME SOCKET DEV DISK | daemon-kill NAME SOCKET DEV\n",
             argv[0]);
     return 2;
   }
@@ -558,6 +768,8 @@ int main(int argc, char** argv) {
   int rc = 2;
   if (!strcmp(argv[1], "kmod") && argc == 5) rc = run_kmod(&r, argv[3], argv[4]);
   if (!strcmp(argv[1], "uring")) rc = run_uring(&r, argv[3], argc - 4, argv + 4);
+  if (!strcmp(argv[1], "daemon") && argc == 6) rc = run_daemon(&r, argv[3], argv[4], argv[5]);
+  if (!strcmp(argv[1], "daemon-kill") && argc == 5) rc = run_daemon_kill(&r, argv[3], argv[4]);
   for (int k = 0; k <= NOBJ; k++) free(r.want[k]);
   if (rc == 2) fprintf(stderr, "%s: bad arguments\n", argv[0]);
   return rc != 0 || g_failed ? 1 : 0;

@@ -293,8 +293,15 @@ TEST_F(TempodHostileTest, TruncatedAndOverlongMessagesAreEinval) {
   const tempod_report report{header(TEMPOD_OP_REPORT, sizeof(tempod_report), 2), 1000, 1, 0};
   const tempod_order order{header(TEMPOD_OP_ORDER, sizeof(tempod_order), 3), 1, 0};
   const tempod_store_put put{header(TEMPOD_OP_STORE_PUT, sizeof(tempod_store_put), 4), 5, 64};
-  std::vector<std::vector<char>> whole = {bytes_of(report), bytes_of(order), bytes_of(put),
-                                          bytes_of(header(TEMPOD_OP_STATS, 24, 5))};
+  const tempod_kmod_objects place{header(TEMPOD_OP_KMOD_ADD_OBJECTS, sizeof(place), 6), 0, 0};
+  std::vector<std::vector<char>> whole = {bytes_of(report),
+                                          bytes_of(order),
+                                          bytes_of(put),
+                                          bytes_of(header(TEMPOD_OP_STATS, 24, 5)),
+                                          bytes_of(header(TEMPOD_OP_TICK, 24, 6)),
+                                          bytes_of(header(TEMPOD_OP_NOW, 24, 7)),
+                                          bytes_of(header(TEMPOD_OP_TIMELINESS, 24, 8)),
+                                          bytes_of(place)};
   for (uint16_t op : {TEMPOD_OP_REVISE, TEMPOD_OP_RETRIEVAL, TEMPOD_OP_QUERY,
                       TEMPOD_OP_TRANSFER_BEGIN, TEMPOD_OP_TRANSFER_END, TEMPOD_OP_CANCEL,
                       TEMPOD_OP_WAIT_READY, TEMPOD_OP_EXTENTS, TEMPOD_OP_ORDINARY_READ})
@@ -330,6 +337,11 @@ TEST_F(TempodHostileTest, TruncatedAndOverlongMessagesAreEinval) {
   std::vector<char> lm = bytes_of(lying);
   lm.resize(sizeof(lying) + sizeof(tempo_object));
   EXPECT_EQ(c.roundtrip(lm), -EINVAL);
+  // Placements are the kmod device's: well formed, this uring daemon has none to make.
+  EXPECT_EQ(c.roundtrip(bytes_of(place)), -EOPNOTSUPP);
+  tempod_kmod_objects lying_place = place;
+  lying_place.count = 1;
+  EXPECT_EQ(c.roundtrip(bytes_of(lying_place)), -EINVAL);
   c.close_now();
   expect_nothing_left();
 }
@@ -497,6 +509,48 @@ TEST_F(TempodHostileTest, AMemfdShrunkAfterItsPutIsSentDoesNotCrashTheDaemon) {
     EXPECT_EQ(h.status, sealed ? 0 : -EINVAL) << key;
   }
   EXPECT_TRUE(daemon_alive());
+  c.close_now();
+  expect_nothing_left();
+}
+
+// A put larger than daemon.max_put_bytes (1 GiB by default) is refused with -EFBIG before
+// the daemon maps or writes anything (the memfd is sparse: it costs the test nothing): the
+// key stays absent, the store's data file keeps its size, and the daemon serves on.
+TEST_F(TempodHostileTest, AnOversizedPutIsRefusedAndNothingIsWritten) {
+  Conn c(files_.socket);
+  ASSERT_EQ(c.hello(), 0);
+  // A put of `bytes` from a file of `file_bytes` (default: as many).
+  const auto put = [&](uint64_t key, uint64_t bytes, uint64_t file_bytes = 0) {
+    const int fd = make_memfd(file_bytes ? file_bytes : bytes, true);
+    const int st =
+        c.roundtrip(bytes_of(tempod_store_put{
+                        header(TEMPOD_OP_STORE_PUT, sizeof(tempod_store_put), key), key, bytes}),
+                    {fd});
+    close(fd);
+    return st;
+  };
+  const auto held = [&](uint64_t key) {
+    tempod_keys k{header(TEMPOD_OP_STORE_LOOKUP, sizeof(tempod_keys) + 8, 30), 1, 0};
+    std::vector<char> msg = bytes_of(k);
+    const std::vector<char> tail = bytes_of(key);
+    msg.insert(msg.end(), tail.begin(), tail.end());
+    EXPECT_TRUE(c.send(msg));
+    const std::vector<char> r = c.receive();
+    tempod_reply_value v{};
+    EXPECT_EQ(r.size(), sizeof(v));
+    std::memcpy(&v, r.data(), std::min(r.size(), sizeof(v)));
+    return v.value;
+  };
+  ASSERT_EQ(put(1, 4096), 0);
+  const std::string data = files_.store + "/data";
+  const auto size_before = fs::file_size(data);
+  constexpr uint64_t kMax = uint64_t{1} << 30;
+  EXPECT_EQ(put(2, kMax + 1), -EFBIG);
+  EXPECT_EQ(put(2, ~uint64_t{0}, 4096), -EFBIG);
+  EXPECT_EQ(held(2), 0);
+  EXPECT_EQ(fs::file_size(data), size_before);
+  EXPECT_EQ(put(2, 8192), 0);
+  EXPECT_EQ(held(2), 1);
   c.close_now();
   expect_nothing_left();
 }

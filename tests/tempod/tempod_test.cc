@@ -1,6 +1,8 @@
 // tempod with real processes: the daemon binary, clients through libtempo.so's client mode
 // (the exported C ABI only), client processes killed with SIGKILL, a client that never reads.
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -149,6 +151,61 @@ class TempodTest : public ::testing::Test {
     for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
     const int status = pclose(p);
     *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return out;
+  }
+
+  // Three claims reported, the last one cancelled: reported 3, cancelled 1, live 2.
+  static void report_three_cancel_one(tempo_ctx* c) {
+    const tempo_object objs[] = {{51, kObjectBytes}};
+    tempo_claim_id id = 0;
+    for (int i = 0; i < 3; ++i)
+      ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
+    ASSERT_EQ(tempo_claim_cancel(c, id), 0);
+  }
+
+  // Starts tempod with its metrics listener on a free loopback port (one the kernel just
+  // gave a probe socket); the port.
+  uint16_t start_with_metrics() {
+    const int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    EXPECT_EQ(bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    EXPECT_EQ(getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    close(probe);
+    const uint16_t port = ntohs(a.sin_port);
+    write_conf("daemon.metrics_listen = 127.0.0.1:" + std::to_string(port) + "\n");
+    start_daemon();
+    return port;
+  }
+  // A TCP connection to the metrics listener, or -1.
+  static int metrics_connect(uint16_t port) {
+    const int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return s;
+    close(s);
+    return -1;
+  }
+  // Sends `request` (if any) and reads until the daemon closes the connection (bounded by
+  // 20 s of silence): what it answered; "(open)" if it never closed.
+  static std::string metrics_exchange(int s, const std::string& request) {
+    if (!request.empty()) {
+      EXPECT_EQ(send(s, request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
+    }
+    std::string out;
+    char buf[4096];
+    while (true) {
+      pollfd p{s, POLLIN, 0};
+      if (poll(&p, 1, 20000) != 1) return "(open)";
+      const ssize_t n = recv(s, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    close(s);
     return out;
   }
 
@@ -470,10 +527,7 @@ TEST_F(TempodTest, TempoctlMetricsPrintsPrometheusText) {
   start_daemon();
   tempo_ctx* c = must_client();
   ASSERT_NE(c, nullptr);
-  const tempo_object objs[] = {{51, kObjectBytes}};
-  tempo_claim_id id = 0;
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
-  ASSERT_EQ(tempo_claim_cancel(c, id), 0);
+  report_three_cancel_one(c);
   const std::string cmd = std::string(TEMPOCTL_PATH) + " metrics --daemon " + socket_;
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -490,6 +544,30 @@ TEST_F(TempodTest, TempoctlMetricsPrintsPrometheusText) {
   const std::string bad =
       std::string(TEMPOCTL_PATH) + " metrics --daemon " + dir_ + "/none 2>/dev/null";
   EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 1);
+}
+
+// tempoctl stats --daemon: the daemon's counters and timeliness as JSON by default (the keys
+// of the control socket's stats), as text with --human; a socket nobody serves exits 1.
+TEST_F(TempodTest, TempoctlStatsDaemonPrintsItsCountersAsJson) {
+  start_daemon();
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  report_three_cancel_one(c);
+  int code = -1;
+  const std::string json = tempoctl("stats --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0);
+  for (const char* want :
+       {"\"device\": \"uring\"", "\"claims_reported\": 3,", "\"claims_cancelled\": 1,",
+        "\"claims_live\": 2,", "\"budget_bytes\": 8388608,", "\"retrievals_on_time\": 0,",
+        "\"commit_margin_buckets\": ["})
+    EXPECT_NE(json.find(want), std::string::npos) << want << " not in:\n" << json;
+  const std::string text = tempoctl("stats -D " + socket_ + " --human", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(text.find("\nclaims_reported            3\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find('{'), std::string::npos) << text;
+  tempo_ctx_unref(c);
+  tempoctl("stats --daemon " + dir_ + "/none 2>/dev/null", &code);
+  EXPECT_EQ(code, 1);
 }
 
 // One engine, several processes (a scheduler and its workers): the connections that give
@@ -679,6 +757,12 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
       }
       ++count;
     }
+    void add_spread(uint64_t id, int64_t ttu, const tempod_ttu_spread& q, size_t size = sizeof q) {
+      add(TEMPOD_OP_REVISE_SPREAD, id, ttu);
+      const size_t at = bytes.size();
+      bytes.resize(at + size);
+      std::memcpy(bytes.data() + at, &q, size);
+    }
     const std::byte* seal(uint64_t seq) {
       tempod_batch b{};
       b.hdr = {TEMPOD_OP_BATCH, TEMPOD_PROTO_VERSION, uint32_t(bytes.size()), seq, 0, 0};
@@ -714,6 +798,7 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
 
   Msg ops;
   ops.add(TEMPOD_OP_REVISE, a, 5'000'000'000);
+  ops.add_spread(a, 5'000'000'000, {{1, 2, 5'000'000'000, 6'000'000'000, 7'000'000'000}});
   ops.add(TEMPOD_OP_CANCEL, b, 0);
   ops.add(TEMPOD_OP_CANCEL, b, 0);  // twice: ended, -EINVAL as alone
   ops.add(TEMPOD_OP_CANCEL, 424242, 0);
@@ -721,13 +806,14 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
   r = roundtrip(s, ops.seal(3), ops.bytes.size());
   ASSERT_EQ(status_of(r), 0);
   res = results(r);
-  ASSERT_EQ(res.size(), 5u);
+  ASSERT_EQ(res.size(), 6u);
   EXPECT_EQ(res[0].status, 0);
   EXPECT_EQ(res[1].status, 0);
-  EXPECT_EQ(res[2].status, -EINVAL);
-  EXPECT_EQ(res[3].status, -ENOENT);
-  EXPECT_EQ(res[4].status, 0);
-  EXPECT_TRUE(res[4].value == TEMPO_RETRIEVAL_READY || res[4].value == TEMPO_RETRIEVAL_WAIT);
+  EXPECT_EQ(res[2].status, 0);
+  EXPECT_EQ(res[3].status, -EINVAL);
+  EXPECT_EQ(res[4].status, -ENOENT);
+  EXPECT_EQ(res[5].status, 0);
+  EXPECT_TRUE(res[5].value == TEMPO_RETRIEVAL_READY || res[5].value == TEMPO_RETRIEVAL_WAIT);
 
   // Malformed: the whole message is refused and its valid entries do not run.
   Msg c1;
@@ -745,8 +831,14 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
   Msg c5;
   c5.add(TEMPOD_OP_REPORT, 0, 1, 1);
   c5.bytes.resize(c5.bytes.size() + 8);  // trailing bytes
+  Msg c6;
+  c6.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c6.add_spread(a, 1, {{3, 2, 4, 5, 6}});  // a spread that is not non-decreasing
+  Msg c7;
+  c7.add(TEMPOD_OP_REPORT, 0, 1, 1);
+  c7.add_spread(a, 1, {{1, 2, 3, 4, 5}}, 32);  // a spread cut short
   uint64_t seq = 10;
-  for (Msg* m : {&c1, &c2, &c3, &c4, &c5}) {
+  for (Msg* m : {&c1, &c2, &c3, &c4, &c5, &c6, &c7}) {
     r = roundtrip(s, m->seal(seq), m->bytes.size());
     EXPECT_EQ(status_of(r), -EINVAL) << "message " << seq;
     ++seq;
@@ -758,6 +850,52 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
   std::memcpy(&stats, r.data() + sizeof(tempod_hdr), sizeof(stats));
   EXPECT_EQ(stats.claims_reported, 2u);  // none of the refused messages' reports ran
   close(s);
+}
+
+// The per-step call in client mode sends each claim's TTU spread (REVISE_SPREAD): under
+// tempo-risk a claim whose spread straddles its TTR commits at the step, under tempo it
+// waits. One slot, held by a sequence with one token out; outputs end at 4 or 64 tokens,
+// ten of each: the claim's retrieval begins after 3 decode steps (~16 ms) with probability
+// 0.5, after 63 (~330 ms) otherwise, ~170 ms at the mean. Its one 256 KiB object stages
+// in ~125 ms at the 2 MiB/s calibrated rate.
+TEST_F(TempodTest, RuntimeStepSendsTheSpreadToTheDaemonsRiskRule) {
+  for (const char* policy : {"tempo", "tempo-risk"}) {
+    SCOPED_TRACE(policy);
+    write_conf(std::string("policy = ") + policy + "\ncalibration_rate = 2MiB\ntick = 60s\n");
+    start_daemon();
+    tempo_ctx* c = must_client();
+    ASSERT_NE(c, nullptr);
+    put(c, 31);
+    const tempo_object objs[] = {{31, kObjectBytes}};
+    tempo_claim_id id = 0;
+    ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
+    tempo_runtime_config rc{};
+    rc.max_active = 1;
+    rc.generation_limit = 64;
+    rc.costs = {1e6, 5e4, 1.0, 5e6, 2e4, 10.0, 1e10, {0, 0}};
+    tempo_runtime* rt = nullptr;
+    ASSERT_EQ(tempo_runtime_new(c, &rc, &rt), 0);
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_EQ(tempo_runtime_finished(rt, 4), 0);
+      ASSERT_EQ(tempo_runtime_finished(rt, 64), 0);
+    }
+    const tempo_running_seq running[] = {{1000, 1000, 1, 0, 0}};
+    const tempo_waiting_seq waiting[] = {{2000, 1000, id, 0}};
+    tempo_step step{};
+    step.running = running;
+    step.running_count = 1;
+    step.waiting = waiting;
+    step.waiting_count = 1;
+    ASSERT_EQ(tempo_runtime_step(rt, &step), 0);
+    tempo_claim_info info{};
+    ASSERT_EQ(tempo_claim_query(c, id, &info, sizeof info), 0);
+    EXPECT_GT(info.ttu_ns, 140'000'000);  // the point TTU: after the TTR
+    EXPECT_EQ(info.state != TEMPO_CLAIM_PLANNED, std::string(policy) == "tempo-risk");
+    tempo_runtime_free(rt);
+    ASSERT_EQ(tempo_claim_cancel(c, id), 0);
+    tempo_ctx_unref(c);
+    stop_daemon();
+  }
 }
 
 // Shares of the protected budget: two engines weighted 1:3, both asking for more than the
@@ -1037,6 +1175,57 @@ TEST_F(TempodTest, MalformedRequestsAreRefusedWithTheirErrno) {
   tempo_ctx* c = must_client();  // and serves the others
   tempo_counters st{};
   EXPECT_EQ(tempo_ctx_stats(c, &st, sizeof st), 0);
+  tempo_ctx_unref(c);
+}
+
+// daemon.metrics_listen: GET /metrics over a raw socket answers 200 with exactly the text
+// `tempoctl metrics` prints; other paths 404, one reply per connection.
+TEST_F(TempodTest, MetricsListenerServesThePrometheusText) {
+  const uint16_t port = start_with_metrics();
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  report_three_cancel_one(c);
+  const std::string reply =
+      metrics_exchange(metrics_connect(port), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  const size_t body = reply.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos) << reply;
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 200 OK\r\n")) << reply;
+  EXPECT_NE(reply.find("Content-Type: text/plain; version=0.0.4\r\n"), std::string::npos);
+  int code = -1;
+  const std::string text = tempoctl("metrics --daemon " + socket_, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(reply.substr(body + 4), text);
+  EXPECT_NE(text.find("\ntempo_claims_reported_total 3\n"), std::string::npos) << text;
+  EXPECT_TRUE(metrics_exchange(metrics_connect(port), "GET / HTTP/1.1\r\n\r\n")
+                  .starts_with("HTTP/1.1 404 "));
+  tempo_ctx_unref(c);
+}
+
+// Hostile peers of the metrics listener: garbage and an over-long request get 400 and are
+// closed; silent (slowloris) connections hold no one up: the daemon serves its clients and
+// another scrape meanwhile, connections past the limit are closed at once, and the silent
+// ones are closed at their deadline.
+TEST_F(TempodTest, MetricsListenerSurvivesGarbageAndSlowPeers) {
+  const uint16_t port = start_with_metrics();
+  EXPECT_TRUE(metrics_exchange(metrics_connect(port), std::string("\x16\x03\x01junk\r\n\r\n"))
+                  .starts_with("HTTP/1.1 400 "));
+  EXPECT_TRUE(
+      metrics_exchange(metrics_connect(port), "GET /" + std::string(8192, 'a') + " HTTP/1.1")
+          .starts_with("HTTP/1.1 400 "));
+  // Silent peers: one that sends half a request line, the rest nothing.
+  std::vector<int> silent;
+  for (int i = 0; i < 8; ++i) silent.push_back(metrics_connect(port));
+  ASSERT_EQ(send(silent[0], "GET /met", 8, MSG_NOSIGNAL), 8);
+  // The listener is full: a ninth connection is closed without a reply.
+  EXPECT_EQ(metrics_exchange(metrics_connect(port), "GET /metrics HTTP/1.1\r\n\r\n"), "");
+  // Clients of the daemon are not held up.
+  tempo_ctx* c = must_client();
+  ASSERT_NE(c, nullptr);
+  report_three_cancel_one(c);
+  // The silent ones are closed at their deadline (10 s), after which a scrape is answered.
+  for (int s : silent) EXPECT_EQ(metrics_exchange(s, ""), "");
+  EXPECT_TRUE(metrics_exchange(metrics_connect(port), "GET /metrics HTTP/1.1\r\n\r\n")
+                  .starts_with("HTTP/1.1 200 OK\r\n"));
   tempo_ctx_unref(c);
 }
 

@@ -62,6 +62,28 @@ gtest() {
 load() {
 	insmod "$KO" "$@" 2>&1 && [ -c /dev/tempo0 ]
 }
+# tempod_kmod NAME MODE ARGS...: tempod serving /dev/tempo0 (device = kmod, a 1 MiB budget),
+# tempo-capi-vmtest MODE against it through libtempo.so's client mode, then SIGTERM: tempod
+# must exit 0 (its log is shown when anything failed).
+tempod_kmod() {
+	[ -x /bin/tempod ] || return 0
+	name=$1
+	mode=$2
+	shift 2
+	sock=/tmp/tempod.sock
+	printf '%s\n' 'device = kmod' 'kmod.path = /dev/tempo0' 'fast_tier_bytes = 4MiB' \
+		'budget_bytes = 1MiB' 'policy = demand' 'calibration_rate = 100MiB' \
+		"daemon.socket = $sock" >/tmp/tempod.conf
+	rm -f "$sock"
+	tempod --config /tmp/tempod.conf 2>/tmp/tempod.log &
+	tpid=$!
+	for i in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.1; done
+	checked "$name" tempo-capi-vmtest "$mode" "$name" "$sock" "$@"
+	kill -TERM $tpid
+	wait $tpid
+	result "$name.tempod_exit" $?
+	grep -q "^FAIL $name" "$RESULTS" && sed 's/^/# tempod: /' /tmp/tempod.log | tail -20
+}
 
 modprobe virtio_pci
 modprobe virtio_blk
@@ -83,6 +105,9 @@ if [ -c /dev/tempo0 ]; then
 	mark "pages-tier gtests"
 	checked capi.kmod_pages tempo-capi-vmtest kmod capi.kmod_pages /dev/tempo0 $DISK
 	mark "pages-tier C ABI"
+	# tempod on the module: two engine processes read their claims' bytes in place.
+	tempod_kmod tempod.kmod daemon /dev/tempo0 $DISK
+	mark "pages-tier tempod"
 	python_kmod python.kmod_pages
 	mark "pages-tier Python"
 	# 20 s of fuzzed ioctls and races; the dmesg check at the end covers it, rmmod below.
@@ -167,6 +192,14 @@ on_disk() {
 	mark "$1 disk"
 }
 on_disk slow "$SLOW" 64
+# tempod on the slow disk: an engine killed while its claim stages leaves nothing behind.
+if [ -x /bin/tempod ] && load backing="$SLOW" fast_mb=4 extent_kb=64 pin_limit_mb=2; then
+	tempod_kmod tempod.kmod_kill daemon-kill /dev/tempo0
+	for i in $(seq 1 30); do rmmod tempo 2>/dev/null && break; sleep 0.2; done
+	[ ! -e /dev/tempo0 ]
+	result tempod.kmod_kill.unload $?
+	mark "tempod kill on the slow disk"
+fi
 on_disk huge "$HUGE" 4
 # rmmod while a fill is in flight (1 s) refuses at once instead of blocking until it ends.
 if load backing="$SLOW" fast_mb=4 extent_kb=64; then

@@ -98,8 +98,8 @@ RetrievalOutcome outcome_of(int c_outcome) {
 
 // The claim surface over tempod: one round trip per operation (the C ABI's client mode);
 // a WAIT outcome's readiness and an ordinary read are waited for on the pool's threads and
-// handed to the observer (or `done`) on the engine's driver. TTU spreads are not sent: the
-// protocol's REPORT and REVISE carry one TTU.
+// handed to the observer (or `done`) on the engine's driver. TTU spreads go with revisions
+// (REVISE_SPREAD) when the daemon's policy reads them; a REPORT carries one TTU.
 class DaemonClaims final : public ClaimSurface {
  public:
   DaemonClaims(DaemonClient& client, Driver& driver, uint32_t waiters)
@@ -123,7 +123,13 @@ class DaemonClaims final : public ClaimSurface {
     *id = got;
     return r;
   }
-  int revise(ClaimId id, TimeNs ttu, const TtuQuantiles*) override { return c_.revise(id, ttu); }
+  int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) override {
+    if (spread == nullptr || !c_.reads_spread()) return c_.revise(id, ttu);
+    const DaemonClient::BatchOp op{TEMPOD_OP_REVISE_SPREAD, id, ttu, {}, spread};
+    std::vector<DaemonClient::BatchResult> results;
+    if (const int r = c_.batch({&op, 1}, &results); r != 0) return r;
+    return results[0].status;
+  }
   int update_order(std::span<const ClaimId> order) override {
     return c_.order(order.data(), order.size());
   }

@@ -36,6 +36,8 @@ std::string human_bytes(double bytes);
 int print_claims(const Args& args, const json& claims);
 // tempoctl claims --daemon.
 int daemon_claims(const Args& args);
+// tempoctl stats --daemon: the document, or null with *status the failure's exit code.
+json daemon_stats(const Args& args, int* status);
 
 // Subcommands.
 int cmd_list(const Args& args);

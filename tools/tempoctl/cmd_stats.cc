@@ -1,4 +1,5 @@
-// tempoctl stats and claims: a running instance's control socket, or a tempo.ko device.
+// tempoctl stats and claims: a running instance's control socket, a tempod, or a tempo.ko
+// device.
 #include <fcntl.h>
 #include <linux/tempo.h>
 #include <poll.h>
@@ -156,9 +157,14 @@ int print_claims(const Args& args, const json& reply_claims) {
 int cmd_stats(const Args& args) {
   json stats;
   std::string error;
-  if (args.has("device") == args.has("socket"))
-    return fail("stats", "give exactly one of --socket=<path> and --device=</dev/tempoN>");
-  if (args.has("device")) {
+  if (int(args.has("device")) + int(args.has("socket")) + int(args.has("daemon")) != 1)
+    return fail("stats",
+                "give exactly one of --socket=<path>, --daemon=<path> and --device=</dev/tempoN>");
+  if (args.has("daemon")) {
+    int status = 0;
+    stats = daemon_stats(args, &status);
+    if (status != 0) return status;
+  } else if (args.has("device")) {
     stats = kmod_stats(args.get("device"), &error);
     if (stats.is_null()) return fail("stats", error);
   } else {
@@ -167,7 +173,8 @@ int cmd_stats(const Args& args) {
       return fail("stats", error);
     stats = reply["stats"];
   }
-  if (args.has("json")) {
+  // A tempod's stats are JSON unless --human, as ndctl's listings.
+  if (args.has("json") || (args.has("daemon") && !args.has("human"))) {
     print_json(stats);
     return 0;
   }

@@ -19,11 +19,13 @@ const Command kCommands[] = {
      cmd_list,
      false},
     {"stats",
-     "stats (--socket=<path> | --device=</dev/tempoN>) [--json]",
-     "Live counters of a running libtempo instance (its control socket) or of a tempo.ko\n"
-     "device (its STATS ioctl).",
+     "stats (--socket=<path> | --daemon=<path> | --device=</dev/tempoN>) [--json] [--human]",
+     "Live counters of a running libtempo instance (its control socket), of a tempod (its\n"
+     "socket; JSON unless --human) or of a tempo.ko device (its STATS ioctl).",
      {{"socket", 's', "path", "the instance's control_socket"},
-      {"device", 'd', "path", "a tempo.ko character device, e.g. /dev/tempo0"}},
+      {"daemon", 'D', "path", "a tempod's socket (daemon.socket)"},
+      {"device", 'd', "path", "a tempo.ko character device, e.g. /dev/tempo0"},
+      {"human", 'u', nullptr, "with --daemon: a table instead of JSON"}},
      cmd_stats,
      false},
     {"claims",

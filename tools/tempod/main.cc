@@ -2,7 +2,7 @@
 //
 //   tempod --config /etc/tempo/tempod.conf [--socket PATH]
 //
-// Serves the stack the configuration describes (device = uring) on daemon.socket until
+// Serves the stack the configuration describes (device = uring or kmod) on daemon.socket until
 // SIGTERM or SIGINT; tells systemd it is ready (READY=1 on $NOTIFY_SOCKET) once it serves.
 // Exit codes: 0 stopped by a signal, 2 bad usage or configuration, 1 could not start.
 #include <grp.h>
@@ -54,7 +54,8 @@ void notify_ready() {
 }
 
 const tempo::cli::Option kOptions[] = {
-    {"config", 'c', "file", "the configuration file (device, store, daemon.* keys); required"},
+    {"config", 'c', "file",
+     "the configuration file (device uring or kmod, store, daemon.* keys); required"},
     {"socket", 's', "path", "the socket to serve (overrides daemon.socket)"},
 };
 
@@ -72,6 +73,9 @@ int server_options(const tempo::Settings& s, tempo::ServerOptions* o, std::strin
   o->socket = s.daemon.socket;
   o->mode = static_cast<mode_t>(s.daemon.socket_mode);
   o->max_queued = s.daemon.max_queued;
+  o->max_put_bytes = s.daemon.max_put_bytes;
+  o->metrics_addr = s.daemon.metrics_addr;
+  o->metrics_port = s.daemon.metrics_port;
   o->shares = s.daemon.shares;
   o->default_share = s.daemon.default_share;
   if (!s.daemon.socket_group.empty()) {
@@ -103,7 +107,8 @@ int main(int argc, char** argv) {
   tempo::ServerOptions options;
   if (server_options(settings, &options, &error) != 0) return usage(error);
   options.log = log_line;
-  if (settings.device != "uring") return usage("tempod serves device = uring");
+  if (settings.device != "uring" && settings.device != "kmod")
+    return usage("tempod serves device = uring or kmod");
   settings.uring.share_fast_tier = true;
 
   // Signals are taken synchronously below; threads started from here on inherit the mask.
@@ -131,7 +136,9 @@ int main(int argc, char** argv) {
     log_line(3, error);
     return 1;
   }
-  log_line(6, "serving " + settings.uring.store_path + " on " + options.socket);
+  log_line(6, "serving " +
+                  (settings.device == "kmod" ? settings.kmod.path : settings.uring.store_path) +
+                  " on " + options.socket);
   notify_ready();
   int sig = 0;
   sigwait(&stop, &sig);

@@ -1,6 +1,7 @@
 #include "server.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -15,8 +16,10 @@
 #include <iterator>
 #include <tuple>
 
+#include "client/exposition.h"
 #include "client/tempod_proto.h"
 #include "client/wire.h"
+#include "kmod/kmod_device.h"
 #include "store/object_store.h"
 #include "store/verify_objects.h"
 #include "uring/uring_device.h"
@@ -24,22 +27,18 @@
 namespace tempo {
 namespace {
 
-// The protocol's commit margin buckets are the controller's.
-constexpr int64_t kProtoMarginBoundsMs[] = TEMPOD_MARGIN_BOUNDS_MS;
-static_assert(std::size(kProtoMarginBoundsMs) == kCommitMarginBoundsNs.size());
-constexpr bool same_margin_bounds() {
-  for (size_t i = 0; i < kCommitMarginBoundsNs.size(); ++i)
-    if (kProtoMarginBoundsMs[i] * kNsPerMs != kCommitMarginBoundsNs[i]) return false;
-  return true;
-}
-static_assert(same_margin_bounds());
-static_assert(TEMPOD_MARGIN_BUCKETS ==
-              std::tuple_size_v<decltype(ControllerStats::margin_buckets)>);
-
 constexpr int kBurst = 32;  // requests read from one client per wakeup (fairness)
 // epoll tags besides connection ids (which count up from 1).
 constexpr uint64_t kListenTag = ~uint64_t{0};
 constexpr uint64_t kTimerTag = ~uint64_t{0} - 1;
+constexpr uint64_t kMetricsListenTag = ~uint64_t{0} - 2;
+constexpr uint64_t kMetricsTag = uint64_t{1} << 62;  // + n: metrics connection n
+// The metrics listener's bounds: connections at once, request bytes, and how long one
+// connection may take from accept to the end of its reply (Prometheus' default scrape
+// timeout).
+constexpr size_t kMetricsConns = 8;
+constexpr size_t kMetricsRequestBytes = 4096;
+constexpr TimeNs kMetricsDeadline = 10 * kNsPerSec;
 
 template <typename T>
 std::vector<std::byte> make_reply(uint16_t op, uint64_t seq, int status, size_t extra = 0) {
@@ -59,8 +58,41 @@ T* body(std::vector<std::byte>& buf) {
   return reinterpret_cast<T*>(buf.data());
 }
 
+// A request of a fixed part with `count` and `reserved` fields (Head) followed by `count`
+// items: the fixed part in *head and the items in *items. -EINVAL when the length is not
+// exactly that or `reserved` is not zero.
+template <typename Item, typename Head>
+int parse_counted(const std::byte* msg, size_t len, Head* head, std::vector<Item>* items) {
+  if (len < sizeof(Head)) return -EINVAL;
+  std::memcpy(head, msg, sizeof(Head));
+  if (head->reserved != 0 || len != sizeof(Head) + size_t{head->count} * sizeof(Item))
+    return -EINVAL;
+  items->resize(head->count);
+  if (head->count) std::memcpy(items->data(), msg + sizeof(Head), head->count * sizeof(Item));
+  return 0;
+}
+
 bool ended(ClaimState s) {
   return s == ClaimState::kReleased || s == ClaimState::kCancelled || s == ClaimState::kFailed;
+}
+
+// A non-blocking TCP listener on addr:port (network order address). 0, or -errno.
+int listen_tcp(uint32_t addr, uint16_t port, int* out, std::string* error) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = addr;
+  a.sin_port = htons(port);
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int on = 1;
+  if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+      bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(fd, 16) != 0) {
+    const int err = errno;
+    if (fd >= 0) close(fd);
+    *error = "daemon.metrics_listen port " + std::to_string(port) + ": " + std::strerror(err);
+    return -err;
+  }
+  *out = fd;
+  return 0;
 }
 
 int bind_socket(const std::string& path, int* out, std::string* error) {
@@ -111,10 +143,17 @@ int Server::start(Context& ctx, const ServerOptions& options, std::unique_ptr<Se
     *error = "'" + options.socket + "': permissions: " + std::strerror(err);
     return -err;
   }
+  if (options.metrics_port != 0) {
+    if (const int r =
+            listen_tcp(options.metrics_addr, options.metrics_port, &s->metrics_fd_, error);
+        r != 0)
+      return r;
+  }
   s->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   s->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  for (auto [fd, tag] :
-       {std::pair{s->listen_fd_, kListenTag}, std::pair{s->timer_fd_, kTimerTag}}) {
+  for (auto [fd, tag] : {std::pair{s->listen_fd_, kListenTag}, std::pair{s->timer_fd_, kTimerTag},
+                         std::pair{s->metrics_fd_, kMetricsListenTag}}) {
+    if (fd < 0 && tag == kMetricsListenTag) continue;  // no metrics listener
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = tag;
@@ -133,11 +172,16 @@ int Server::start(Context& ctx, const ServerOptions& options, std::unique_ptr<Se
       self->region_base_ = uring->region().base();
       self->region_bytes_ = uring->region().size();
       self->region_align_ = uring->region().alignment();
+    } else if (auto* kmod = dynamic_cast<KmodDevice*>(&st.device())) {
+      self->kmod_ = kmod;
+      self->region_base_ = kmod->mapping();
+      self->region_bytes_ = kmod->geometry().size;
+      self->region_align_ = kmod->geometry().extent_bytes;
     }
   });
   s->put_thread_ = std::thread([self] { self->put_worker(); });
   if (const int r = ctx.watch(s->epoll_fd_, [self] { self->on_events(); }); r != 0) {
-    *error = "tempod needs the threaded driver (device = uring)";
+    *error = "tempod needs the threaded driver (device = uring or kmod)";
     return r;
   }
   *out = std::move(s);
@@ -155,11 +199,12 @@ Server::~Server() {
   ctx_.call([this](Stack& st) {
     *alive_ = false;
     while (!conns_.empty()) close_conn(*conns_.begin()->second);
+    while (!metrics_.empty()) close_metrics(metrics_.begin()->first);
     if (stack_) st.set_observer(nullptr);
   });
   for (const Put& p : puts_)
     if (p.fd >= 0) close(p.fd);
-  for (int fd : {listen_fd_, epoll_fd_, timer_fd_})
+  for (int fd : {listen_fd_, epoll_fd_, timer_fd_, metrics_fd_})
     if (fd >= 0) close(fd);
   if (listen_fd_ >= 0) unlink(options_.socket.c_str());
 }
@@ -183,6 +228,14 @@ void Server::on_events() {
       [[maybe_unused]] ssize_t r = read(timer_fd_, &v, sizeof(v));
       continue;
     }
+    if (tag == kMetricsListenTag) {
+      accept_metrics();
+      continue;
+    }
+    if (tag >= kMetricsTag) {
+      on_metrics(tag, evs[i].events);
+      continue;
+    }
     // By id, never by fd: a connection closed earlier in this round may have left its
     // events behind, and its fd number may already belong to a new one.
     Conn* c = find(static_cast<uint32_t>(tag));
@@ -195,6 +248,7 @@ void Server::on_events() {
     if ((evs[i].events & EPOLLIN) != 0) on_readable(*c);
   }
   check_waiters(*stack_);
+  expire_metrics();
   arm_deadline();
 }
 
@@ -315,7 +369,8 @@ void Server::prune_owners(Stack& s) {
 }
 
 int Server::claim_op(Conn& c, uint16_t op, ClaimId id, int64_t arg,
-                     std::span<const tempo_object> objects, int64_t* value) {
+                     std::span<const tempo_object> objects, int64_t* value,
+                     const TtuQuantiles* spread) {
   Stack& s = *stack_;
   *value = 0;
   if (op == TEMPOD_OP_REPORT) {
@@ -333,6 +388,8 @@ int Server::claim_op(Conn& c, uint16_t op, ClaimId id, int64_t arg,
   switch (op) {
     case TEMPOD_OP_REVISE:
       return s.revise(id, arg);
+    case TEMPOD_OP_REVISE_SPREAD:
+      return s.revise(id, arg, spread);
     case TEMPOD_OP_CANCEL:
       return s.cancel(id);
     case TEMPOD_OP_TRANSFER_BEGIN: {
@@ -369,6 +426,19 @@ void Server::hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
     c.reading = false;  // nothing more from it: it closes on the error
     return reply_status(c, op, seq, -EACCES);
   }
+  // The descriptor bits are shared only where this device has that descriptor.
+  const uint32_t fd_bits = region_fd_ >= 0 ? TEMPOD_F_FAST_TIER_FD : kmod_ ? TEMPOD_F_KMOD_FD : 0;
+  const uint32_t features =
+      h.features & ((TEMPOD_F_ALL & ~(TEMPOD_F_FAST_TIER_FD | TEMPOD_F_KMOD_FD)) | fd_bits);
+  // uring: the arena's memfd (or DAX fd), mapped read-only by every client. kmod: a new
+  // read-only file of the device for this client alone, never the daemon's own (whose
+  // pins and records its holder could drop or read); closed here once sent.
+  int pass = (features & TEMPOD_F_FAST_TIER_FD) != 0 ? region_fd_ : -1;
+  if ((features & TEMPOD_F_KMOD_FD) != 0 && (pass = kmod_->open_reader()) < 0) {
+    options_.log(3, "client " + std::to_string(c.id) +
+                        ": cannot open the device for it: " + std::strerror(-pass));
+    return reply_status(c, op, seq, pass);
+  }
   // A named engine is shared by every connection that gives its name; an unnamed one is
   // this connection's alone.
   const bool named = h.engine[0] != '\0';
@@ -388,18 +458,19 @@ void Server::hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
                       std::to_string(c.pid) + ") connected");
   auto m = make_reply<tempod_hello_reply>(op, seq, 0);
   auto* r = body<tempod_hello_reply>(m);
-  r->features = h.features & TEMPOD_F_ALL;
+  r->features = features;
+  if (stack_->controller().config().policy.policy != CommitPolicy::kTempoRisk)
+    r->features &= ~TEMPOD_F_TTU_SPREAD;
   r->client_id = c.id;
-  const bool pass = region_fd_ >= 0 && (r->features & TEMPOD_F_FAST_TIER_FD) != 0;
-  if (pass) {
+  if (pass >= 0) {
     r->fast_tier_bytes = region_bytes_;
     r->fast_tier_align = region_align_;
   }
   const std::string dev = stack_->stats().device;
   std::memcpy(r->device, dev.data(), std::min(dev.size(), sizeof(r->device) - 1));
   // The first reply: the socket's buffer is empty, so it goes out now, fd included.
-  if (send_message(c.fd, m.data(), m.size(), pass ? region_fd_ : -1, MSG_DONTWAIT) < 0)
-    c.broken = true;
+  if (send_message(c.fd, m.data(), m.size(), pass, MSG_DONTWAIT) < 0) c.broken = true;
+  if (pass >= 0 && pass != region_fd_) close(pass);
 }
 
 void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
@@ -412,6 +483,7 @@ void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t se
   struct Entry {
     tempod_batch_entry e;
     size_t objects_at;
+    TtuQuantiles spread;  // REVISE_SPREAD's
   };
   std::vector<Entry> entries;
   size_t at = sizeof(b);
@@ -422,14 +494,24 @@ void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t se
     at += sizeof(x.e);
     x.objects_at = at;
     const bool report = x.e.op == TEMPOD_OP_REPORT;
-    const bool known = report || x.e.op == TEMPOD_OP_REVISE || x.e.op == TEMPOD_OP_CANCEL ||
-                       x.e.op == TEMPOD_OP_RETRIEVAL || x.e.op == TEMPOD_OP_TRANSFER_BEGIN ||
-                       x.e.op == TEMPOD_OP_TRANSFER_END;
+    const bool spread = x.e.op == TEMPOD_OP_REVISE_SPREAD;
+    const bool known = report || spread || x.e.op == TEMPOD_OP_REVISE ||
+                       x.e.op == TEMPOD_OP_CANCEL || x.e.op == TEMPOD_OP_RETRIEVAL ||
+                       x.e.op == TEMPOD_OP_TRANSFER_BEGIN || x.e.op == TEMPOD_OP_TRANSFER_END;
     if (!known || x.e.reserved != 0 || (report ? x.e.id != 0 : x.e.count != 0) ||
-        (!report && x.e.op != TEMPOD_OP_REVISE && x.e.arg != 0) ||
+        (!report && !spread && x.e.op != TEMPOD_OP_REVISE && x.e.arg != 0) ||
         (len - at) / sizeof(tempo_object) < x.e.count)
       return reply_status(c, op, seq, -EINVAL);
     at += size_t{x.e.count} * sizeof(tempo_object);
+    if (spread) {
+      tempod_ttu_spread q;
+      if (len - at < sizeof(q)) return reply_status(c, op, seq, -EINVAL);
+      std::memcpy(&q, msg + at, sizeof(q));
+      at += sizeof(q);
+      if (!std::is_sorted(std::begin(q.at), std::end(q.at)))
+        return reply_status(c, op, seq, -EINVAL);
+      std::copy(std::begin(q.at), std::end(q.at), x.spread.at.begin());
+    }
     entries.push_back(x);
   }
   if (at != len) return reply_status(c, op, seq, -EINVAL);
@@ -443,7 +525,7 @@ void Server::handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t se
       std::memcpy(objects.data(), msg + x.objects_at, x.e.count * sizeof(tempo_object));
     tempod_batch_result r{};
     int64_t value = 0;
-    r.status = claim_op(c, x.e.op, x.e.id, x.e.arg, objects, &value);
+    r.status = claim_op(c, x.e.op, x.e.id, x.e.arg, objects, &value, &x.spread);
     r.value = value;
     std::memcpy(m.data() + sizeof(tempod_reply_value) + i * sizeof(r), &r, sizeof(r));
   }
@@ -499,12 +581,8 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
   switch (op) {
     case TEMPOD_OP_REPORT: {
       tempod_report r;
-      if (len < sizeof(r)) return fail(-EINVAL);
-      std::memcpy(&r, msg, sizeof(r));
-      if (r.reserved != 0 || len != sizeof(r) + size_t{r.count} * sizeof(tempo_object))
-        return fail(-EINVAL);
-      std::vector<tempo_object> objects(r.count);
-      if (r.count) std::memcpy(objects.data(), msg + sizeof(r), r.count * sizeof(tempo_object));
+      std::vector<tempo_object> objects;
+      if (const int st = parse_counted(msg, len, &r, &objects); st != 0) return fail(st);
       int64_t id = 0;
       const int st = claim_op(c, op, 0, r.ttu_ns, objects, &id);
       return reply_value(c, op, seq, st, id);
@@ -527,12 +605,8 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       return handle_batch(c, msg, len, seq);
     case TEMPOD_OP_ORDER: {
       tempod_order o;
-      if (len < sizeof(o)) return fail(-EINVAL);
-      std::memcpy(&o, msg, sizeof(o));
-      if (o.reserved != 0 || len != sizeof(o) + size_t{o.count} * sizeof(uint64_t))
-        return fail(-EINVAL);
-      std::vector<ClaimId> ids(o.count);
-      if (o.count) std::memcpy(ids.data(), msg + sizeof(o), o.count * sizeof(uint64_t));
+      std::vector<ClaimId> ids;
+      if (const int st = parse_counted(msg, len, &o, &ids); st != 0) return fail(st);
       for (ClaimId id : ids)
         if (id != TEMPO_NO_CLAIM && !owns(c, id)) return fail(-ENOENT);
       Engine& e = *c.engine;
@@ -566,33 +640,35 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
       return reply(c, std::move(m));
     }
     case TEMPOD_OP_TICK:
+      if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
       s.tick();
       return reply_status(c, op, seq, 0);
     case TEMPOD_OP_NOW:
+      if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
       return reply_value(c, op, seq, 0, ctx_.now());
     case TEMPOD_OP_STORE_LOOKUP: {
       tempod_keys k;
-      if (len < sizeof(k)) return fail(-EINVAL);
-      std::memcpy(&k, msg, sizeof(k));
-      if (k.reserved != 0 || len != sizeof(k) + size_t{k.count} * sizeof(uint64_t))
-        return fail(-EINVAL);
-      uint32_t n = 0;
-      for (uint64_t key; n < k.count; ++n) {
-        std::memcpy(&key, msg + sizeof(k) + n * sizeof(key), sizeof(key));
-        if (s.object_size(key) < 0) break;
+      std::vector<ObjectKey> keys;
+      if (const int st = parse_counted(msg, len, &k, &keys); st != 0) return fail(st);
+      const auto held = std::find_if(keys.begin(), keys.end(),
+                                     [&](ObjectKey key) { return s.object_size(key) < 0; });
+      return reply_value(c, op, seq, 0, held - keys.begin());
+    }
+    case TEMPOD_OP_KMOD_ADD_OBJECTS: {
+      tempod_kmod_objects k;
+      std::vector<tempo_kmod_object> objects;
+      if (const int st = parse_counted(msg, len, &k, &objects); st != 0) return fail(st);
+      std::vector<ObjectPlacement> placed(objects.size());
+      for (size_t i = 0; i < objects.size(); ++i) {
+        if (objects[i].reserved != 0) return fail(-EINVAL);
+        placed[i] = {objects[i].key, objects[i].offset, objects[i].bytes};
       }
-      return reply_value(c, op, seq, 0, n);
+      return reply_status(c, op, seq, ctx_.kmod_add_objects(placed));
     }
     case TEMPOD_OP_TIMELINESS: {
       if (len != sizeof(tempod_hdr)) return fail(-EINVAL);
-      const ControllerStats cs = s.controller().stats();
       auto m = make_reply<tempod_timeliness>(op, seq, 0);
-      auto* t = body<tempod_timeliness>(m);
-      t->on_time = cs.on_time;
-      t->late = cs.late;
-      t->margin_count = cs.committed;
-      t->margin_sum_ns = cs.margin_sum_ns;
-      std::copy(cs.margin_buckets.begin(), cs.margin_buckets.end(), t->margin_buckets);
+      to_timeliness(s.controller().stats(), body<tempod_timeliness>(m));
       return reply(c, std::move(m));
     }
     case TEMPOD_OP_STORE_LIST:
@@ -619,6 +695,8 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
         // the pages cut off, and kill the daemon. Only files sealed against that are taken.
         const int seals = fcntl(fd, F_GET_SEALS);
         if (r.bytes == 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0) return fail(-EINVAL);
+        // Bounded before anything is mapped or written: a huge file never reaches the store.
+        if (r.bytes > options_.max_put_bytes) return fail(-EFBIG);
         p.key = r.key;
         p.bytes = r.bytes;
       } else {
@@ -889,6 +967,7 @@ void Server::check_waiters(Stack& s) {
 void Server::arm_deadline() {
   TimeNs next = kNever;
   for (const Waiter& w : waiters_) next = std::min(next, w.deadline);
+  for (const auto& [tag, m] : metrics_) next = std::min(next, m.deadline);
   itimerspec its{};
   if (next != kNever) {
     const TimeNs at = std::max<TimeNs>(next, 1);
@@ -896,6 +975,86 @@ void Server::arm_deadline() {
     its.it_value.tv_nsec = at % kNsPerSec;
   }
   timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &its, nullptr);
+}
+
+void Server::accept_metrics() {
+  while (true) {
+    const int fd = accept4(metrics_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (metrics_.size() >= kMetricsConns) {  // full: this one is closed at once
+      close(fd);
+      continue;
+    }
+    const uint64_t tag = kMetricsTag + next_metrics_++;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      close(fd);
+      continue;
+    }
+    metrics_[tag] = MetricsConn{fd, {}, {}, saturating_deadline(ctx_.now(), kMetricsDeadline)};
+  }
+}
+
+void Server::on_metrics(uint64_t tag, uint32_t events) {
+  const auto it = metrics_.find(tag);
+  if (it == metrics_.end()) return;
+  MetricsConn& m = it->second;
+  if (m.out.empty() && (events & EPOLLIN) != 0) {
+    char buf[kMetricsRequestBytes];
+    const ssize_t n = recv(m.fd, buf, kMetricsRequestBytes - m.in.size(), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN)) return close_metrics(tag);
+    if (n > 0) m.in.append(buf, static_cast<size_t>(n));
+    const bool whole = m.in.find("\r\n\r\n") != std::string::npos;
+    if (!whole && m.in.size() < kMetricsRequestBytes) return;  // more to come
+    m.out = metrics_reply(whole ? m.in : std::string());
+    epoll_event ev{};
+    ev.events = EPOLLOUT;
+    ev.data.u64 = tag;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, m.fd, &ev);
+  } else if ((events & (EPOLLHUP | EPOLLERR)) != 0) {
+    return close_metrics(tag);
+  }
+  if (m.out.empty()) return;
+  const ssize_t n = send(m.fd, m.out.data(), m.out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n < 0 && errno != EAGAIN) return close_metrics(tag);
+  if (n > 0) m.out.erase(0, static_cast<size_t>(n));
+  if (m.out.empty()) close_metrics(tag);  // one reply per connection
+}
+
+std::string Server::metrics_reply(const std::string& request) {
+  const auto reply = [](const char* status, const std::string& type, const std::string& body) {
+    return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+           body;
+  };
+  const std::string line = request.substr(0, request.find("\r\n"));
+  if (line.empty() || (!line.ends_with(" HTTP/1.1") && !line.ends_with(" HTTP/1.0")))
+    return reply("400 Bad Request", "text/plain", "a GET request line is needed\n");
+  if (line != "GET /metrics HTTP/1.1" && line != "GET /metrics HTTP/1.0")
+    return reply("404 Not Found", "text/plain", "only GET /metrics is served\n");
+  tempo_counters c;
+  to_counters(stack_->stats(), &c);
+  tempod_timeliness t{};
+  to_timeliness(stack_->controller().stats(), &t);
+  return reply("200 OK", "text/plain; version=0.0.4", prometheus_text(c, t));
+}
+
+void Server::close_metrics(uint64_t tag) {
+  const auto it = metrics_.find(tag);
+  if (it == metrics_.end()) return;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
+  close(it->second.fd);
+  metrics_.erase(it);
+}
+
+void Server::expire_metrics() {
+  const TimeNs now = ctx_.now();
+  std::vector<uint64_t> late;
+  for (const auto& [tag, m] : metrics_)
+    if (m.deadline <= now) late.push_back(tag);
+  for (uint64_t tag : late) close_metrics(tag);
 }
 
 void Server::on_claim_ready(ClaimId) { check_waiters(*stack_); }

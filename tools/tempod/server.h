@@ -14,6 +14,9 @@
 // daemon stops reading that client's requests, and no other client notices. WAIT_READY answers at
 // the claim's readiness or its own deadline. Store puts, deletes, listings, verification and
 // collection run on one worker thread, in order (the loop never waits for the disk).
+// The optional metrics listener (HTTP on a loopback address) runs on the loop too, never
+// blocking it: non-blocking sockets, at most kMetricsConns connections, each one request of
+// at most 4 KiB and one reply, closed after it or at its deadline (slow or silent peers).
 #pragma once
 
 #include <sys/types.h>
@@ -34,10 +37,13 @@
 #include <vector>
 
 #include "client/tempod_proto.h"
+#include "runtime/ttu_quantiles.h"
 #include "stack/context.h"
 #include "tempo/tempo.h"
 
 namespace tempo {
+
+class KmodDevice;
 
 struct ServerOptions {
   std::string socket = "/run/tempo/tempod.sock";
@@ -46,6 +52,12 @@ struct ServerOptions {
   // Replies waiting for a client, and its requests to be answered later (waits, store
   // operations), before its requests are not read.
   size_t max_queued = 256;
+  // The largest object one STORE_PUT may hand over (daemon.max_put_bytes); larger: -EFBIG.
+  uint64_t max_put_bytes = uint64_t{1} << 30;
+  // The HTTP metrics listener (daemon.metrics_listen): a loopback address in network order
+  // and a port; port 0 is off.
+  uint32_t metrics_addr = 0;
+  uint16_t metrics_port = 0;
   // Protected-capacity share weights by engine name (daemon.shares), and the others'.
   std::map<std::string, uint32_t> shares;
   uint32_t default_share = 1;
@@ -123,8 +135,9 @@ class Server final : private StackObserver {
   // One claim operation of connection c (REPORT with `objects`, REVISE, CANCEL, RETRIEVAL,
   // TRANSFER_BEGIN, TRANSFER_END), alone or in a BATCH: its status, and in *value REPORT's
   // id or RETRIEVAL's outcome.
+  // REVISE_SPREAD's distribution is `spread`.
   int claim_op(Conn& c, uint16_t op, ClaimId id, int64_t arg, std::span<const tempo_object> objects,
-               int64_t* value);
+               int64_t* value, const TtuQuantiles* spread = nullptr);
   void handle_batch(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
   void handle_claims(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
   void hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq);
@@ -148,6 +161,19 @@ class Server final : private StackObserver {
   int merge_orders(Stack& s);
   void check_waiters(Stack& s);
   void arm_deadline();
+  // The metrics listener: a connection to accept, one with something to read or write, and
+  // those past their deadline (closed).
+  struct MetricsConn {
+    int fd = -1;
+    std::string in;
+    std::string out;
+    TimeNs deadline = 0;
+  };
+  void accept_metrics();
+  void on_metrics(uint64_t tag, uint32_t events);
+  void close_metrics(uint64_t tag);
+  void expire_metrics();
+  std::string metrics_reply(const std::string& request);
   void put_worker();
   // Runs one store operation on the put thread; its reply.
   std::vector<std::byte> store_op(const Put& p);
@@ -168,9 +194,14 @@ class Server final : private StackObserver {
   std::unordered_map<ClaimId, Owner> owners_;
   size_t owners_after_prune_ = 0;
   std::list<Waiter> waiters_;
+  int metrics_fd_ = -1;
+  uint64_t next_metrics_ = 0;
+  std::map<uint64_t, MetricsConn> metrics_;                     // by epoll tag
   Stack* stack_ = nullptr;                                      // set on the loop thread at start
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once stopping
-  // The fast tier's memory as clients map it (the uring device's shareable region).
+  // The fast tier's memory as clients map it: the uring device's shareable region (its fd),
+  // or the kmod device's logical range (a read-only fd opened per client).
+  KmodDevice* kmod_ = nullptr;
   int region_fd_ = -1;
   const std::byte* region_base_ = nullptr;
   uint64_t region_bytes_ = 0;

@@ -413,7 +413,9 @@ TEMPO_EXPORT void tempo_runtime_free(struct tempo_runtime* rt);
  * revises every waiting claim's TTU and updates the waiting order, in one call. -EINVAL an
  * unprojectable snapshot (more running than max_active, output before the prompt is done),
  * -ENOENT a claim the context does not know (nothing changes then). Claims already committed
- * or ended keep their state. */
+ * or ended keep their state. Under policy tempo-risk (in process or in the daemon) each
+ * revision also carries the claim's TTU spread, from the output lengths given to
+ * tempo_runtime_finished and the reported durations against the costs' predictions. */
 TEMPO_EXPORT int tempo_runtime_step(struct tempo_runtime* rt, const struct tempo_step* step);
 /* A request completed with output_tokens generated: conditions later output lengths. */
 TEMPO_EXPORT int tempo_runtime_finished(struct tempo_runtime* rt, uint32_t output_tokens);
