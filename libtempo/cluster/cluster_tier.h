@@ -30,9 +30,13 @@ struct ClusterRead {
 struct ClusterTierStats {
   uint64_t puts = 0;  // write-throughs completed successfully
   uint64_t put_bytes = 0;
-  uint64_t put_errors = 0;
-  uint64_t puts_in_flight = 0;  // gauge
-  uint64_t reads = 0;           // reads completed successfully (checksum verified)
+  uint64_t put_errors = 0;        // failed attempts (a put kept for retry counts each)
+  uint64_t put_retries = 0;       // puts issued again once the pool answered
+  uint64_t put_drops = 0;         // failed puts given up: the retry queue was full
+  uint64_t puts_queued = 0;       // gauge: failed puts waiting for the pool ...
+  uint64_t put_queued_bytes = 0;  // ... and their bytes
+  uint64_t puts_in_flight = 0;    // gauge
+  uint64_t reads = 0;             // reads completed successfully (checksum verified)
   uint64_t read_bytes = 0;
   uint64_t read_errors = 0;      // including checksum mismatches
   uint64_t reads_in_flight = 0;  // gauge
@@ -55,6 +59,11 @@ class ClusterTier {
   // Size of `key` in the pool, -ENOENT, or an errno when the pool cannot answer in time
   // (-ETIMEDOUT, -ENOTCONN): bounded by the tier's operation timeout.
   virtual int64_t stat(ObjectKey key) = 0;
+  // stat() of every key into `sizes` (as long as `keys`). RadosTier asks for them all at
+  // once: the batch waits one operation timeout at most, not one per key.
+  virtual void stat_many(std::span<const ObjectKey> keys, std::span<int64_t> sizes) {
+    for (size_t i = 0; i < keys.size(); ++i) sizes[i] = stat(keys[i]);
+  }
   // Reads the whole object into `out`, pieces filled in order (their sizes must add up to
   // the object's size: fast-tier extents), without waiting; the data is checksum-verified
   // before the completion says so. 0 or -EINVAL (no bytes to read into). The pieces must

@@ -23,6 +23,11 @@ TimeNs now_ns() { return MonotonicClock().now(); }
 
 std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
 
+// The errors that say the pool did not answer (rather than refused the operation).
+bool unreachable(int status) {
+  return status == -ETIMEDOUT || status == -ENOTCONN || status == -ESHUTDOWN || status == -EAGAIN;
+}
+
 }  // namespace
 
 struct RadosTier::Handles {
@@ -40,10 +45,12 @@ struct RadosTier::Pending {
 };
 
 struct RadosTier::PutOp final : Pending {
-  PutOp(RadosTier* t, uint64_t n) : Pending(t), bytes(n) {}
+  PutOp(RadosTier* t, ObjectKey k, std::vector<std::byte> d)
+      : Pending(t), key(k), data(std::move(d)) {}
   void finish(int status) override { tier->finish_put(this, status); }
   rados_write_op_t op = rados_create_write_op();
-  uint64_t bytes;
+  ObjectKey key;
+  std::vector<std::byte> data;  // kept for a retry
 };
 
 struct RadosTier::ReadOp final : Pending {
@@ -126,15 +133,38 @@ std::string RadosTier::object_name(ObjectKey key) const {
 
 int RadosTier::put_async(ObjectKey key, std::span<const std::byte> data) {
   if (data.empty()) return -EINVAL;
+  retry_puts();
+  submit_put(key, std::vector<std::byte>(data.begin(), data.end()));
+  return 0;
+}
+
+void RadosTier::submit_put(ObjectKey key, std::vector<std::byte> data) {
   const uint64_t sum = checksum64(data.data(), data.size());
-  auto* put = new PutOp(this, data.size());
-  // write_full and setxattr copy their arguments: the caller's buffer is free on return.
-  rados_write_op_write_full(put->op, reinterpret_cast<const char*>(data.data()), data.size());
+  auto* put = new PutOp(this, key, std::move(data));
+  const std::vector<std::byte>& d = put->data;
+  rados_write_op_write_full(put->op, reinterpret_cast<const char*>(d.data()), d.size());
   rados_write_op_setxattr(put->op, kChecksumXattr, reinterpret_cast<const char*>(&sum), sizeof sum);
   issue(put, &ClusterTierStats::puts_in_flight, [&](rados_completion_t c) {
     return rados_aio_write_op_operate(put->op, h_->io, c, object_name(key).c_str(), nullptr, 0);
   });
-  return 0;
+}
+
+void RadosTier::note_answer(int status) {
+  std::lock_guard lock(mu_);
+  pool_answered_ = !unreachable(status);
+}
+
+void RadosTier::retry_puts() {
+  std::deque<Kept> again;
+  {
+    std::lock_guard lock(mu_);
+    if (!pool_answered_ || kept_.empty()) return;
+    again.swap(kept_);
+    stats_.put_retries += again.size();
+    stats_.puts_queued = 0;
+    stats_.put_queued_bytes = 0;
+  }
+  for (Kept& k : again) submit_put(k.key, std::move(k.data));
 }
 
 template <typename Operate>
@@ -164,12 +194,24 @@ void RadosTier::finish_put(PutOp* put, int status) {
   {
     std::lock_guard lock(mu_);
     stats_.puts_in_flight--;
+    pool_answered_ = !unreachable(status);
     if (status < 0) {
       stats_.put_errors++;
       if (put_error_ == 0) put_error_ = status;
     } else {
       stats_.puts++;
-      stats_.put_bytes += put->bytes;
+      stats_.put_bytes += put->data.size();
+    }
+    if (unreachable(status) && options_.put_retry_bytes > 0) {
+      stats_.puts_queued++;
+      stats_.put_queued_bytes += put->data.size();
+      kept_.push_back({put->key, std::move(put->data)});
+      while (stats_.put_queued_bytes > options_.put_retry_bytes) {
+        stats_.puts_queued--;
+        stats_.put_queued_bytes -= kept_.front().data.size();
+        stats_.put_drops++;
+        kept_.pop_front();
+      }
     }
     h_->drained.notify_all();
   }
@@ -177,6 +219,7 @@ void RadosTier::finish_put(PutOp* put, int status) {
 }
 
 int RadosTier::flush(TimeNs timeout) {
+  retry_puts();
   std::unique_lock lock(mu_);
   const auto deadline = timeout == kNever
                             ? std::chrono::steady_clock::time_point::max()
@@ -192,16 +235,45 @@ int RadosTier::flush(TimeNs timeout) {
 }
 
 int64_t RadosTier::stat(ObjectKey key) {
+  retry_puts();
   uint64_t size = 0;
   time_t mtime = 0;
   const int r = rados_stat(h_->io, object_name(key).c_str(), &size, &mtime);
+  note_answer(r);
   return r < 0 ? r : static_cast<int64_t>(size);
+}
+
+void RadosTier::stat_many(std::span<const ObjectKey> keys, std::span<int64_t> sizes) {
+  retry_puts();
+  // Every stat issued before any is waited for: they time out together.
+  std::vector<rados_completion_t> done(keys.size(), nullptr);
+  std::vector<uint64_t> size(keys.size());
+  std::vector<time_t> mtime(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    int r = rados_aio_create_completion2(nullptr, nullptr, &done[i]);
+    if (r == 0) {
+      r = rados_aio_stat(h_->io, object_name(keys[i]).c_str(), done[i], &size[i], &mtime[i]);
+      if (r == 0) continue;
+      rados_aio_release(done[i]);
+    }
+    done[i] = nullptr;
+    sizes[i] = r;
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!done[i]) continue;
+    rados_aio_wait_for_complete(done[i]);
+    const int r = rados_aio_get_return_value(done[i]);
+    rados_aio_release(done[i]);
+    note_answer(r);
+    sizes[i] = r < 0 ? r : static_cast<int64_t>(size[i]);
+  }
 }
 
 int RadosTier::read_async(ObjectKey key, std::span<const std::span<std::byte>> out, uint64_t tag) {
   uint64_t total = 0;
   for (const auto& piece : out) total += piece.size();
   if (total == 0) return -EINVAL;
+  retry_puts();
   auto* read = new ReadOp(this);
   read->key = key;
   read->out.assign(out.begin(), out.end());
@@ -265,6 +337,7 @@ void RadosTier::finish_read(ReadOp* read, int status) {
   rados_release_read_op(read->op);
   {
     std::lock_guard lock(mu_);
+    pool_answered_ = !unreachable(status);
     stats_.reads_in_flight--;
     if (result < 0) {
       stats_.read_errors++;

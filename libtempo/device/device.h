@@ -86,6 +86,11 @@ class Device {
 
   // Size of an object held by the SSD tier; -ENOENT if the tier does not hold it.
   virtual int64_t object_size(ObjectKey key) const = 0;
+  // object_size() of every key into `sizes` (as long as `keys`); a device whose lookups
+  // wait (a cluster pool) asks for the batch at once, bounded by one wait, not one per key.
+  virtual void object_sizes(std::span<const ObjectKey> keys, std::span<int64_t> sizes) const {
+    for (size_t i = 0; i < keys.size(); ++i) sizes[i] = object_size(keys[i]);
+  }
   virtual Residency residency(ObjectKey key) const = 0;
   virtual uint32_t pin_count(ObjectKey key) const = 0;
 

@@ -401,9 +401,12 @@ CommitResult Provider::commit(ClaimId id) {
   if (c.committed) return {-EALREADY, 0, 0, false};
   // Validity: every object still held by the SSD tier with the size the claim expects.
   uint64_t need = 0;
-  for (ObjectKey key : c.objects) {
+  std::vector<int64_t> sizes(c.objects.size());
+  device_.object_sizes(c.objects, sizes);
+  for (size_t i = 0; i < c.objects.size(); ++i) {
+    const ObjectKey key = c.objects[i];
     const ObjRec& o = objects_.at(key);
-    const int64_t size = device_.object_size(key);
+    const int64_t size = sizes[i];
     if (size < 0) return {static_cast<int>(size), 0, 0, false};
     if (static_cast<uint64_t>(size) != o.bytes) return {-EINVAL, 0, 0, false};
     if (o.refs == 0 && !o.staging) need += o.bytes;

@@ -165,6 +165,35 @@ int64_t UringDevice::pool_size(ObjectKey key) const {
   return size;
 }
 
+void UringDevice::object_sizes(std::span<const ObjectKey> keys, std::span<int64_t> sizes) const {
+  std::vector<ObjectKey> ask;
+  std::vector<size_t> at;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (auto info = store_.lookup(keys[i])) {
+      sizes[i] = static_cast<int64_t>(info->size);
+      continue;
+    }
+    sizes[i] = -ENOENT;
+    if (!cluster_) continue;
+    std::lock_guard lock(mu_);
+    if (auto it = pool_sizes_.find(keys[i]); it != pool_sizes_.end()) {
+      sizes[i] = static_cast<int64_t>(it->second);
+      continue;
+    }
+    ask.push_back(keys[i]);
+    at.push_back(i);
+  }
+  if (ask.empty()) return;
+  // Outside mu_: bounded by the tier's operation timeout, once for the batch.
+  std::vector<int64_t> answers(ask.size());
+  cluster_->stat_many(ask, answers);
+  std::lock_guard lock(mu_);
+  for (size_t j = 0; j < ask.size(); ++j) {
+    sizes[at[j]] = answers[j];
+    if (answers[j] > 0) pool_sizes_[ask[j]] = static_cast<uint64_t>(answers[j]);
+  }
+}
+
 Residency UringDevice::residency(ObjectKey key) const {
   std::lock_guard lock(mu_);
   auto it = entries_.find(key);

@@ -79,6 +79,9 @@ class UringDevice final : public Device {
   DeviceStats stats() const override;
   void set_observer(DeviceObserver* observer) override;
   int64_t object_size(ObjectKey key) const override;
+  // The store's answers first, then the remembered pool sizes; the rest in one batch to
+  // the pool (ClusterTier::stat_many).
+  void object_sizes(std::span<const ObjectKey> keys, std::span<int64_t> sizes) const override;
   // kRemote for an object the local store does not hold (staged from the cluster tier);
   // the provider learns the pool's rate and latency from those stages' completions.
   Source stage_source(ObjectKey key) const override;

@@ -2,7 +2,8 @@
 # One tool's (or subcommand's) command line: an unknown option exits 2 with "<tool>: unknown
 # option" on stderr and nothing on stdout; --help exits 0 and lists every option named here;
 # --version exits 0 and prints the library version. With a documentation page, --help also
-# lists every option of the page's option tables (rows "| `-x, --name ...` | ...").
+# lists every option of the page's option tables (rows "| `-x, --name ...` | ...") and the
+# page has a row for every option --help lists but --help and --version.
 # usage: tool_cli.sh VERSION NAME BINARY [SUBCOMMAND] [PAGE.md] -- OPTION...
 set -u
 version=$1
@@ -49,6 +50,14 @@ rc=$?
 for opt in "$@" $documented --help --version; do
   grep -qE -- "^  (-[^ ], |    )$opt(=<| |\$)" "$tmp/out" || bad "--help does not list $opt"
 done
+# ... and, with a page, the page has a row for every option --help lists (but the parser's
+# own --help and --version).
+if [ -n "$page" ]; then
+  for opt in $(grep -oE -- "^  (-[^ ], |    )--[a-z0-9-]+" "$tmp/out" | sed 's/.*--/--/' |
+    grep -vxE -- '--(help|version)'); do
+    printf '%s\n' "$documented" | grep -qx -- "$opt" || bad "$page has no row for $opt"
+  done
+fi
 
 # shellcheck disable=SC2086
 "$bin" $sub --version >"$tmp/out" 2>"$tmp/err"

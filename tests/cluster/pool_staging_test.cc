@@ -36,6 +36,10 @@ class MemoryTier final : public ClusterTier {
     auto it = objects_.find(key);
     return it == objects_.end() ? -ENOENT : static_cast<int64_t>(it->second.size());
   }
+  void stat_many(std::span<const ObjectKey> keys, std::span<int64_t> sizes) override {
+    batches.emplace_back(keys.begin(), keys.end());
+    ClusterTier::stat_many(keys, sizes);
+  }
   int read_async(ObjectKey key, std::span<const std::span<std::byte>> out, uint64_t tag) override {
     std::lock_guard lock(mu_);
     held_.push_back({key, {out.begin(), out.end()}, tag});
@@ -69,6 +73,7 @@ class MemoryTier final : public ClusterTier {
   int fail = 0;       // a negative errno every read completes with
   int stats_calls = 0;
   int reads = 0;
+  std::vector<std::vector<ObjectKey>> batches;  // the keys of each stat_many
 
  private:
   struct Read {
@@ -143,6 +148,27 @@ TEST_F(PoolStaging, AnObjectOnlyThePoolHoldsIsStagedIntoTheFastTier) {
   EXPECT_FALSE(store_->lookup(7));  // not kept without keep_local
   ASSERT_EQ(dev_->unpin(7), 0);
   EXPECT_EQ(dev_->stats().pinned_bytes, 0u);
+}
+
+TEST_F(PoolStaging, SizesOfManyObjectsAreAskedOfThePoolInOneBatch) {
+  put(1, 4096);
+  pool_put(2, 8192);
+  pool_put(3, 4096 + 1);
+  ASSERT_EQ(dev_->object_size(2), 8192);  // remembered
+  const ObjectKey keys[] = {1, 2, 3, 4, 5};
+  int64_t sizes[5] = {};
+  dev_->object_sizes(keys, sizes);
+  // The store answers for 1, the remembered size for 2; 3, 4 and 5 go to the pool at once.
+  EXPECT_EQ(sizes[0], 4096);
+  EXPECT_EQ(sizes[1], 8192);
+  EXPECT_EQ(sizes[2], 4096 + 1);
+  EXPECT_EQ(sizes[3], -ENOENT);
+  EXPECT_EQ(sizes[4], -ENOENT);
+  ASSERT_EQ(pool_.batches.size(), 1u);
+  EXPECT_EQ(pool_.batches[0], (std::vector<ObjectKey>{3, 4, 5}));
+  dev_->object_sizes(keys, sizes);  // 3 remembered now; the misses are asked again
+  ASSERT_EQ(pool_.batches.size(), 2u);
+  EXPECT_EQ(pool_.batches[1], (std::vector<ObjectKey>{4, 5}));
 }
 
 TEST_F(PoolStaging, TheLocalStoreIsReadFirst) {

@@ -175,10 +175,17 @@ TEST_F(RadosTierTest, ReadsContinueFromReplicasWhenAnOsdStops) {
 }
 
 // Every OSD freezes (unreachable, as in a partition): reads fail with -ETIMEDOUT within the
-// operation timeout instead of hanging; when the OSDs come back the same tier serves again without
+// operation timeout instead of hanging (the sizes of many objects asked together: one timeout
+// for the batch); puts made meanwhile are kept (the oldest dropped past the bound) and written
+// once the pool answers again; when the OSDs come back the same tier serves again without
 // reopening.
 TEST_F(RadosTierTest, PoolOutageFailsBoundedAndRecoversWithoutReopening) {
   if (!env("TEMPO_CEPH_SCRIPT")) GTEST_SKIP() << "TEMPO_CEPH_SCRIPT unset";
+  // Room to keep two failed 1 MiB puts, not three.
+  tier_.reset();
+  options_.put_retry_bytes = (5u << 20) / 2;
+  std::string error;
+  ASSERT_EQ(RadosTier::open(options_, &tier_, &error), 0) << error;
   const auto data = pattern(1 << 20, 11);
   ASSERT_EQ(tier_->put_async(3000, data), 0);
   ASSERT_EQ(tier_->flush(30 * kNsPerSec), 0);
@@ -192,6 +199,26 @@ TEST_F(RadosTierTest, PoolOutageFailsBoundedAndRecoversWithoutReopening) {
   ASSERT_EQ(done.size(), 1u) << "a read hung with the pool down";
   EXPECT_EQ(done[0].status, -ETIMEDOUT);
   EXPECT_LT(failed_after, options_.op_timeout_s + 2.0);
+  // 16 sizes asked together fail together: far less than the 16 timeouts of one-by-one.
+  std::vector<ObjectKey> keys(16);
+  std::iota(keys.begin(), keys.end(), ObjectKey{5000});
+  std::vector<int64_t> sizes(keys.size(), 0);
+  const auto t_batch = std::chrono::steady_clock::now();
+  tier_->stat_many(keys, sizes);
+  const double batch_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_batch).count();
+  for (int64_t s : sizes) EXPECT_EQ(s, -ETIMEDOUT);
+  EXPECT_LT(batch_after, 4 * options_.op_timeout_s);
+  // Three puts while the pool is down: each fails; the last two are kept, the first dropped.
+  const std::vector<std::byte> kept[] = {pattern(1 << 20, 21), pattern(1 << 20, 22),
+                                         pattern(1 << 20, 23)};
+  for (ObjectKey k = 0; k < 3; ++k) ASSERT_EQ(tier_->put_async(3100 + k, kept[k]), 0);
+  EXPECT_EQ(tier_->flush(30 * kNsPerSec), -ETIMEDOUT);
+  ClusterTierStats s = tier_->stats();
+  EXPECT_EQ(s.put_errors, 3u);
+  EXPECT_EQ(s.put_drops, 1u);
+  EXPECT_EQ(s.puts_queued, 2u);
+  EXPECT_EQ(s.put_queued_bytes, 2u << 20);
   run_script("resume-osds");
   // Back: the same tier reads again once the OSDs answer.
   const auto t1 = std::chrono::steady_clock::now();
@@ -207,10 +234,24 @@ TEST_F(RadosTierTest, PoolOutageFailsBoundedAndRecoversWithoutReopening) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   EXPECT_EQ(status, 1 << 20);
   EXPECT_EQ(out, data);
+  // The pool answered: the kept puts go out again at the next call, and land.
+  ASSERT_EQ(tier_->flush(30 * kNsPerSec), 0);
+  s = tier_->stats();
+  EXPECT_EQ(s.put_retries, 2u);
+  EXPECT_EQ(s.puts_queued, 0u);
+  // 3100 was dropped: not issued again (its timed-out attempt may still land: a paused OSD
+  // serves what it had received when it resumes).
+  for (ObjectKey k = 1; k < 3; ++k) {
+    ASSERT_EQ(tier_->read_async(3100 + k, out, 10 + k), 0);
+    done = wait_reads(1);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].status, 1 << 20);
+    EXPECT_EQ(out, kept[k]);
+  }
   std::printf(
-      "[ timing ] pool down: read failed after %.2f s (timeout %.1f s); back: served %.2f s after "
-      "restart\n",
-      failed_after, options_.op_timeout_s, recovered_after);
+      "[ timing ] pool down: read failed after %.2f s (timeout %.1f s), 16 sizes asked together "
+      "after %.2f s; back: served %.2f s after restart\n",
+      failed_after, options_.op_timeout_s, batch_after, recovered_after);
 }
 
 }  // namespace

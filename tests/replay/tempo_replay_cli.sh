@@ -1,6 +1,7 @@
 #!/bin/sh
 # tempo-replay's deployment options refuse bad input with exit 2 and a one-line reason,
-# running nothing; good input runs (an engine count of 2, both routers, a pool).
+# running nothing; good input runs (an engine count of 2, both routers, a pool); the default
+# comparison adds a 4-engine run.
 # usage: tempo_replay_cli.sh TEMPO_REPLAY SCRATCH_DIR
 set -u
 bin=$1
@@ -41,6 +42,41 @@ grep -q "^tempo .*p95 TTFT per engine (s):\( [0-9.]*\)\{4\}$" "$out/stdout" || {
   echo "FAIL: engines.csv should have a header and 4 rows"
   fails=$((fails + 1))
 }
+# The default comparison (sim device, two policies): the one-engine table, then the same
+# policies with 4 engines sharing the device, each engine serving requests.
+rm -rf "$out/compare"
+"$bin" -o "$out" --default-comparison -p immediate,tempo >"$out/stdout" 2>"$out/stderr" || {
+  echo "FAIL: the default comparison did not run: $(cat "$out/stderr")"
+  fails=$((fails + 1))
+}
+grep -q "^4 engines sharing one device and budget" "$out/stdout" || {
+  echo "FAIL: no 4-engine table after the one-engine one in: $(cat "$out/stdout")"
+  fails=$((fails + 1))
+}
+for p in immediate tempo; do
+  [ "$(grep -c "^$p " "$out/stdout")" -eq 3 ] &&
+    grep -q "^$p .*p95 TTFT per engine (s):\( [0-9.]*\)\{4\}$" "$out/stdout" || {
+    echo "FAIL: $p: not one row per table and a per-engine line: $(cat "$out/stdout")"
+    fails=$((fails + 1))
+  }
+  served=$(awk -F, -v p="$p" '$4 == p && $6 > 0 { print $5 }' "$out/compare/engines-4/engines.csv" |
+    sort -u | tr '\n' ' ')
+  [ "$served" = "0 1 2 3 " ] || {
+    echo "FAIL: $p: engines with completed requests in engines-4/engines.csv: '$served'"
+    fails=$((fails + 1))
+  }
+done
+[ "$(wc -l <"$out/compare/engines-4/summary.csv")" -eq 3 ] && [ ! -f "$out/compare/engines.csv" ] || {
+  echo "FAIL: compare/engines-4/summary.csv should have 2 rows, compare/ no engines.csv"
+  fails=$((fails + 1))
+}
+# Asked for by name, the comparison has no 4-engine part.
+rm -rf "$out/compare"
+"$bin" -o "$out" -e compare -p tempo >"$out/stdout" 2>"$out/stderr"
+if grep -q "engines sharing" "$out/stdout" || [ -d "$out/compare/engines-4" ]; then
+  echo "FAIL: -e compare ran a 4-engine part"
+  fails=$((fails + 1))
+fi
 rm -rf "$out"
 [ "$fails" -eq 0 ] && echo "tempo_replay_cli: ok"
 exit "$fails"

@@ -375,6 +375,31 @@ int cluster(const ReplaySetup& s, std::string* error) {
                       print_cluster_table, error);
 }
 
+// The comparison; with shared_engines_run N (and one engine asked for), then the same
+// policies with N engines sharing the device and budget and arrivals N times as often, so
+// each engine sees the one-engine run's load.
+int compare(const ReplaySetup& s, std::string* error) {
+  std::vector<ExperimentRow> rows;
+  if (const int r = run_comparison(s, &rows, error); r != 0) return r;
+  print_summary_table(stdout, rows);
+  const std::string dir = s.out_dir + "/compare";
+  if (const int r = write_csvs(dir, rows, error); r != 0) return r;
+  const uint32_t n = s.shared_engines_run;
+  if (n < 2 || s.deployment.engines_per_host != 1 || s.deployment.hosts != 1) return 0;
+  ReplaySetup shared = s;
+  shared.deployment.engines_per_host = n;
+  ArrivalSpec& a = shared.workload.arrivals;
+  a.interval /= n;
+  a.rate_per_s *= n;
+  shared.workload.time_scale /= n;
+  rows.clear();
+  if (const int r = run_comparison(shared, &rows, error); r != 0) return r;
+  std::printf("\n%u engines sharing one device and budget, arrivals %u times as often (%s):\n", n,
+              n, router_name(shared.deployment.router));
+  print_summary_table(stdout, rows);
+  return write_csvs(dir + "/engines-" + std::to_string(n), rows, error);
+}
+
 }  // namespace
 
 ReplaySetup default_setup() {
@@ -403,12 +428,7 @@ int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, s
 }
 
 int run_experiment(const std::string& name, const ReplaySetup& s, std::string* error) {
-  if (name == "compare") {
-    std::vector<ExperimentRow> rows;
-    if (const int r = run_comparison(s, &rows, error); r != 0) return r;
-    print_summary_table(stdout, rows);
-    return write_csvs(s.out_dir + "/compare", rows, error);
-  }
+  if (name == "compare") return compare(s, error);
   if (name == "fig1") return fig1(s, error);
   if (name == "fig2") return fig2(s, error);
   if (name == "fig4") return fig4(s, error);

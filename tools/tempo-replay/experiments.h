@@ -25,6 +25,9 @@ struct ReplaySetup {
   WorkloadSpec workload;
   double device_link_bps = 24.0 * (1ull << 30);  // fast tier -> GPU (CXL x8)
   std::vector<std::string> policies;             // empty: all seven and (where asked) dax-l1
+  // --default-comparison: after the one-engine comparison, the same policies with this many
+  // engines sharing the device and budget, arrivals this many times as often (0: none).
+  uint32_t shared_engines_run = 0;
   // "sim" (virtual time), "uring" (real I/O on the wall clock: objects, fast tier and
   // budget shrunk by byte_scale, the store kept in store_dir between runs) or "daemon" (the
   // same device served by a tempod started per policy, each engine a process of its own:
@@ -58,7 +61,9 @@ int run_comparison(const ReplaySetup& setup, std::vector<ExperimentRow>* rows, s
 
 // Runs a named experiment ("compare", "fig1", "fig2", "fig4", "fig5", "fig6",
 // "interference", "cluster") and writes its CSVs under setup.out_dir/<name>/. Prints the
-// summary table for "compare", "interference" and "cluster".
+// summary table for "compare", "interference" and "cluster"; "compare" with
+// shared_engines_run N prints the N-engine run's table after it and writes its CSVs under
+// compare/engines-N/.
 int run_experiment(const std::string& name, const ReplaySetup& setup, std::string* error);
 
 std::vector<std::string> experiment_names();

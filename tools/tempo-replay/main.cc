@@ -55,7 +55,10 @@ const tempo::cli::Option kOptions[] = {
      "compare (default), fig1, fig2, fig4, fig5, fig6, interference,\n"
      "cluster (the deployment without and with the cluster pool)",
      'e'},
-    {"default-comparison", 0, nullptr, "all policies, one model, 100% ratio (make run)", kDefault},
+    {"default-comparison", 0, nullptr,
+     "all policies, one model, 100% ratio, then the same with 4 engines\n"
+     "sharing the device and budget (make run)",
+     kDefault},
     {"workload", 'w', "name", "narrativeqa (default), loogle, trace", 'w'},
     {"trace", 't', "file", "JSONL trace (timestamp, input_length, output_length, hash_ids)", 't'},
     {"block-tokens", 0, "n", "trace block size in tokens (default 512)", kBlock},
@@ -179,6 +182,7 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
         break;
       case kDefault:
         *experiment = "compare";
+        s->shared_engines_run = 4;
         break;
       case 'w':
         s->workload.name = arg;
