@@ -289,6 +289,20 @@ static long tempo_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	struct tempo_file *tf = file->private_data;
 	void __user *argp = (void __user *)arg;
 
+	/*
+	 * Staging, pins and RESET change what the fast tier holds for everyone: only a file
+	 * opened for writing may ask (a daemon hands its clients read-only files to map).
+	 */
+	switch (cmd) {
+	case TEMPO_IOC_STAGE:
+	case TEMPO_IOC_PIN:
+	case TEMPO_IOC_UNPIN:
+	case TEMPO_IOC_RESET:
+		if (!(file->f_mode & FMODE_WRITE))
+			return -EBADF;
+		break;
+	}
+
 	switch (cmd) {
 	case TEMPO_IOC_GET_INFO:
 		return tempo_ioctl_info(tf->dev, argp);

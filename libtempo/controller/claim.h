@@ -1,7 +1,8 @@
 // A staging claim: a request-scoped record of a reusable-KV hit and its lifecycle. The
 // controller's claim book holds one Claim per claim, from report until it is erased (a
-// retention window after it ended); nothing else keeps per-claim state beside the provider's
-// staging index.
+// retention window after it ended); it is the only per-claim record: the provider's part
+// (objects, commitment, what the TTR projection keeps) is embedded as `staging`, and the
+// provider's object records point at it.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +66,7 @@ struct Claim {
   uint32_t group = 0;           // its share group (Controller::set_share), 0 none
   std::string request;          // the engine's request id (label()), for listings
   ClaimTiming timing;
+  ClaimStaging staging;  // the provider's part, tracked while PLANNED or committed
 };
 
 }  // namespace tempo

@@ -143,12 +143,17 @@ int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
                        const TtuQuantiles* spread, uint32_t group) {
   if (!ttu_in_range(ttu) || !spread_in_range(spread)) return -EOVERFLOW;
   const ClaimId cid = next_id_;
-  if (const int r = provider_.track(cid, manifest); r != 0) return r;
+  // Ids grow: the new record goes last in the book, where it stays until erased.
+  const auto at = claims_.try_emplace(claims_.end(), cid);
+  Claim& c = at->second;
+  if (const int r = provider_.track(c.staging, cid, manifest); r != 0) {
+    claims_.erase(at);
+    return r;
+  }
   ++next_id_;
   collect();
-  Claim c;
   c.id = cid;
-  c.bytes = provider_.claim_bytes(cid);
+  c.bytes = c.staging.bytes();
   c.objects = static_cast<uint32_t>(manifest.size());
   c.ttu = ttu;
   c.ttu_at = clock_.now();
@@ -160,14 +165,13 @@ int Controller::report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
   c.keys.reserve(manifest.size());
   for (const KvObject& o : manifest) c.keys.push_back(o.key);
   rest_.emplace(c.report_seq, cid);
-  claims_.emplace_hint(claims_.end(), cid, std::move(c));
   ++stats_.reported;
   ++stats_.planned;
   ++stats_.live;
   if (id) *id = cid;
   TEMPO_PROBE_CLAIM_REPORT(cid, c.bytes, c.objects, ttu);
   if (wakeup_) wakeup_();
-  evaluate_one(claims_.at(cid));
+  evaluate_one(c);
   return 0;
 }
 
@@ -190,7 +194,7 @@ int Controller::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
   if (!c) return -ENOENT;
   if (claim_state_terminal(c->state)) return -EINVAL;
   if (c->state != ClaimState::kPlanned) return 0;
-  if (const int r = provider_.set_layers(id, groups, per_group_ns); r != 0) return r;
+  if (const int r = provider_.set_layers(c->staging, groups, per_group_ns); r != 0) return r;
   evaluate_one(*c);
   return 0;
 }
@@ -230,10 +234,10 @@ bool Controller::eligible(Claim& c) {
     case CommitPolicy::kTempoStatic:
     case CommitPolicy::kTempo:
       // Laxity TTU - TTR <= 0, i.e. TTR >= TTU adjusted for the time since it was given.
-      return provider_.ttr_at_least(c.id, ttu_now(c), ttr_mode());
+      return provider_.ttr_at_least(c.staging, ttu_now(c), ttr_mode());
     case CommitPolicy::kTempoRisk:
       return provider_.ttr_at_least(
-          c.id,
+          c.staging,
           risk_ttu(c.spread, c.bytes, config_.policy.lateness_gib_s, risk_) -
               (clock_.now() - c.ttu_at),
           ttr_mode());
@@ -248,10 +252,10 @@ void Controller::leave_planned(Claim& c) {
 
 void Controller::attempt(Claim& c) {
   const TimeNs now = clock_.now();
-  const TimeNs ttr = provider_.lead_ttr(c.id, ttr_mode()).value_or(0);
+  const TimeNs ttr = provider_.lead_ttr(c.staging, ttr_mode()).value_or(0);
   // Over its share: refused as for the budget (deferred; the ordinary path when due).
   const CommitResult r =
-      within_share(c) ? provider_.commit(c.id) : CommitResult{-ENOSPC, 0, c.bytes, false};
+      within_share(c) ? provider_.commit(c.staging) : CommitResult{-ENOSPC, 0, c.bytes, false};
   if (r.status == 0) {
     leave_planned(c);
     set_state(c, r.ready ? ClaimState::kStageReady : ClaimState::kStaging);
@@ -279,7 +283,7 @@ void Controller::attempt(Claim& c) {
                             provider_.ledger().budget());
     if (!c.retrieval_pending) return;
     // Retrieval is due and protection cannot be had: the ordinary path, for good.
-    provider_.untrack(c.id);
+    provider_.untrack(c.staging);
     leave_planned(c);
     set_state(c, ClaimState::kOrdinary);
     ++stats_.ordinary;
@@ -287,7 +291,7 @@ void Controller::attempt(Claim& c) {
     return;
   }
   // The claim's objects are gone or changed on the SSD tier: it cannot be served as a hit.
-  provider_.untrack(c.id);
+  provider_.untrack(c.staging);
   leave_planned(c);
   c.error = r.status;
   set_state(c, ClaimState::kFailed);
@@ -395,7 +399,7 @@ int Controller::begin_transfer(ClaimId id) {
 }
 
 void Controller::release_claim(Claim& c, ClaimState to) {
-  const int64_t freed = provider_.release(c.id);
+  const int64_t freed = provider_.release(c.staging);
   set_state(c, to);
   if (to == ClaimState::kReleased) ++stats_.released;
   if (to == ClaimState::kCancelled) ++stats_.cancelled;
@@ -420,7 +424,7 @@ int Controller::cancel(ClaimId id) {
   TEMPO_PROBE_CLAIM_CANCEL(id, static_cast<uint64_t>(c->state));
   switch (c->state) {
     case ClaimState::kPlanned:
-      provider_.untrack(id);
+      provider_.untrack(c->staging);
       leave_planned(*c);
       set_state(*c, ClaimState::kCancelled);
       ++stats_.cancelled;
@@ -473,7 +477,7 @@ void Controller::on_staging_progress(bool /*capacity_freed*/) { evaluate(); }
 std::optional<TimeNs> Controller::laxity(ClaimId id) {
   Claim* c = find(id);
   if (!c || c->state != ClaimState::kPlanned) return std::nullopt;
-  return ttu_now(*c) - provider_.lead_ttr(id, ttr_mode()).value_or(0);
+  return ttu_now(*c) - provider_.lead_ttr(c->staging, ttr_mode()).value_or(0);
 }
 
 int Controller::readiness(ClaimId id, RetrievalOutcome* outcome) const {

@@ -47,20 +47,19 @@ void Provider::set_cls(ObjectKey key, ObjRec& o, Cls cls) {
 void Provider::move_object(ObjRec& o, Cls cls, Source source) {
   if (o.cls == cls && o.source == source) return;
   const auto from = static_cast<size_t>(o.source), to = static_cast<size_t>(source);
-  for (ClaimId id : o.planned) {
-    ClaimRec& c = claims_.at(id);
-    c.profile_stale = true;
-    if (o.cls == Cls::kAbsent) c.absent[from] -= o.bytes;
-    if (o.cls == Cls::kCovered) c.covered[from] -= o.bytes;
-    if (cls == Cls::kAbsent) c.absent[to] += o.bytes;
-    if (cls == Cls::kCovered) c.covered[to] += o.bytes;
+  for (ClaimStaging* c : o.planned) {
+    c->planned_->profile_stale = true;
+    if (o.cls == Cls::kAbsent) c->planned_->absent[from] -= o.bytes;
+    if (o.cls == Cls::kCovered) c->planned_->covered[from] -= o.bytes;
+    if (cls == Cls::kAbsent) c->planned_->absent[to] += o.bytes;
+    if (cls == Cls::kCovered) c->planned_->covered[to] += o.bytes;
   }
   o.cls = cls;
   o.source = source;
 }
 
-int Provider::track(ClaimId id, const Manifest& manifest) {
-  if (claims_.contains(id)) return -EEXIST;
+int Provider::track(ClaimStaging& c, ClaimId id, const Manifest& manifest) {
+  if (c.tracked_) return -EEXIST;
   if (manifest.empty() || manifest.size() > kMaxManifestObjects) return -EINVAL;
   uint64_t total = 0;
   for (const KvObject& k : manifest) {
@@ -68,15 +67,15 @@ int Provider::track(ClaimId id, const Manifest& manifest) {
     if (k.bytes > kMaxManifestBytes - total) return -EOVERFLOW;
     total += k.bytes;
   }
-  ClaimRec c;
+  c.id_ = id;
+  c.tracked_ = true;
+  c.planned_ = std::make_unique<ClaimStaging::Planned>();
   std::unordered_set<ObjectKey> seen;
   for (const KvObject& k : manifest) {
     if (!seen.insert(k.key).second) continue;
-    c.objects.push_back(k.key);
-    c.bytes += k.bytes;
+    c.objects_.push_back(k.key);
+    c.bytes_ += k.bytes;
   }
-  auto [it, inserted] = claims_.emplace(id, std::move(c));
-  ClaimRec& rec = it->second;
   for (size_t i = 0; i < manifest.size(); ++i) {
     const KvObject& k = manifest[i];
     auto [oit, fresh] = objects_.try_emplace(k.key);
@@ -86,22 +85,22 @@ int Provider::track(ClaimId id, const Manifest& manifest) {
       o.cls = classify(k.key, o);
       o.source = device_.stage_source(k.key);
     }
-    if (!o.planned.insert(id).second) continue;
-    if (o.cls == Cls::kAbsent) rec.absent[static_cast<size_t>(o.source)] += o.bytes;
-    if (o.cls == Cls::kCovered) rec.covered[static_cast<size_t>(o.source)] += o.bytes;
+    if (!o.planned.insert(&c).second) continue;
+    if (o.cls == Cls::kAbsent) c.planned_->absent[static_cast<size_t>(o.source)] += o.bytes;
+    if (o.cls == Cls::kCovered) c.planned_->covered[static_cast<size_t>(o.source)] += o.bytes;
   }
   return 0;
 }
 
-int Provider::untrack(ClaimId id) {
-  auto it = claims_.find(id);
-  if (it == claims_.end()) return -ENOENT;
-  if (it->second.committed) return -EBUSY;
-  for (ObjectKey key : it->second.objects) {
-    objects_.at(key).planned.erase(id);
+int Provider::untrack(ClaimStaging& c) {
+  if (!c.tracked_) return -ENOENT;
+  if (c.committed_) return -EBUSY;
+  const std::vector<ObjectKey> keys = std::move(c.objects_);
+  c = ClaimStaging();
+  for (ObjectKey key : keys) {
+    objects_.at(key).planned.erase(&c);
     forget_if_unused(key);
   }
-  claims_.erase(it);
   return 0;
 }
 
@@ -166,12 +165,12 @@ uint64_t Provider::place(Lane& l, const std::vector<ReadRun>& reads, uint64_t fr
   return p.place_after(reads, from);  // another run under the same key
 }
 
-void Provider::refresh_profile(ClaimRec& c) {
-  if (!c.profile_stale) return;
-  for (Profile& f : c.sources) f = Profile{};
-  for (ObjectKey key : c.objects) {
+void Provider::refresh_profile(const ClaimStaging& c) {
+  if (!c.planned_->profile_stale) return;
+  for (Profile& f : c.planned_->sources) f = Profile{};
+  for (ObjectKey key : c.objects_) {
     const ObjRec& o = objects_.at(key);
-    Profile& f = c.sources[static_cast<size_t>(o.source)];
+    Profile& f = c.planned_->sources[static_cast<size_t>(o.source)];
     if (o.cls == Cls::kCovered) f.covered.push_back(key);
     if (o.cls != Cls::kAbsent) continue;
     if (!f.reads.empty() && f.reads.back().bytes == o.bytes)
@@ -180,7 +179,7 @@ void Provider::refresh_profile(ClaimRec& c) {
       f.reads.push_back(ReadRun{o.bytes, 1});
     f.read_bytes += o.bytes;
   }
-  c.profile_stale = false;
+  c.planned_->profile_stale = false;
 }
 
 TimeNs Provider::source_ttr(Source s, Profile& f) {
@@ -204,20 +203,20 @@ TimeNs Provider::source_ttr(Source s, Profile& f) {
          bytes_to_ns(f.work > now.done ? f.work - now.done : 0, rate_bps(s));
 }
 
-TimeNs Provider::planned_ttr(ClaimRec& c) {
-  if (c.absent == decltype(c.absent){} && c.covered == decltype(c.covered){}) return 0;
+TimeNs Provider::planned_ttr(const ClaimStaging& c) {
+  if (c.planned_->absent == decltype(c.planned_->absent){} &&
+      c.planned_->covered == decltype(c.planned_->covered){})
+    return 0;
   refresh_profile(c);
   TimeNs t = 0;
   for (Source s : {Source::kLocal, Source::kRemote})
-    t = std::max(t, source_ttr(s, c.sources[static_cast<size_t>(s)]));
+    t = std::max(t, source_ttr(s, c.planned_->sources[static_cast<size_t>(s)]));
   return t;
 }
 
-std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
-  auto it = claims_.find(id);
-  if (it == claims_.end()) return std::nullopt;
-  const ClaimRec& c = it->second;
-  if (c.committed) {
+std::optional<TimeNs> Provider::ttr(const ClaimStaging& c, TtrMode mode) {
+  if (!c.tracked_) return std::nullopt;
+  if (c.committed_) {
     // Committed: time until its outstanding staging completes, on each source.
     TimeNs t = 0;
     for (Source s : {Source::kLocal, Source::kRemote}) {
@@ -225,7 +224,7 @@ std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
       const Now now = projection_now(s);
       const Lane& l = lane(s);
       uint64_t end = now.tag;
-      for (ObjectKey key : c.objects) {
+      for (ObjectKey key : c.objects_) {
         auto op = l.index.find(key);
         if (op != l.index.end()) end = std::max(end, p.finish(op->second));
       }
@@ -234,9 +233,10 @@ std::optional<TimeNs> Provider::ttr(ClaimId id, TtrMode mode) {
     return t;
   }
   if (mode == TtrMode::kStatic)
-    return bytes_to_ns(c.absent[0] + c.absent[1] + c.covered[0] + c.covered[1],
+    return bytes_to_ns(c.planned_->absent[0] + c.planned_->absent[1] + c.planned_->covered[0] +
+                           c.planned_->covered[1],
                        config_.static_rate_bps);
-  return planned_ttr(it->second);
+  return planned_ttr(c);
 }
 
 namespace {
@@ -261,9 +261,8 @@ uint64_t naive_work(const std::vector<uint64_t>& remaining, const std::vector<ui
 }
 }  // namespace
 
-std::optional<TimeNs> Provider::reference_ttr(ClaimId id) const {
-  auto it = claims_.find(id);
-  if (it == claims_.end() || it->second.committed) return std::nullopt;
+std::optional<TimeNs> Provider::reference_ttr(const ClaimStaging& c) const {
+  if (!c.tracked_ || c.committed_) return std::nullopt;
   TimeNs ttr = 0;
   for (Source s : {Source::kLocal, Source::kRemote}) {
     const Lane& l = lanes_[static_cast<size_t>(s)];
@@ -290,7 +289,7 @@ std::optional<TimeNs> Provider::reference_ttr(ClaimId id) const {
       if (lo > start[i]) remaining[i] -= std::min(lo - start[i], remaining[i]);
     // The claim's reads from this source after it; its objects' operations there.
     std::vector<size_t> reads, covered;
-    for (ObjectKey key : it->second.objects) {
+    for (ObjectKey key : c.objects_) {
       const ObjRec& o = objects_.at(key);
       if (o.source != s) continue;
       if (o.cls == Cls::kCovered) covered.push_back(l.index.at(key));
@@ -309,20 +308,19 @@ std::optional<TimeNs> Provider::reference_ttr(ClaimId id) const {
   return ttr;
 }
 
-int Provider::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
-  auto it = claims_.find(id);
-  if (it == claims_.end()) return -ENOENT;
-  if (it->second.committed) return -EBUSY;
-  if (groups == 0 || groups > it->second.objects.size() || per_group_ns < 0) return -EINVAL;
+int Provider::set_layers(ClaimStaging& c, uint32_t groups, TimeNs per_group_ns) {
+  if (!c.tracked_) return -ENOENT;
+  if (c.committed_) return -EBUSY;
+  if (groups == 0 || groups > c.objects_.size() || per_group_ns < 0) return -EINVAL;
   if (per_group_ns > (TimeNs{1} << 62) / groups) return -EOVERFLOW;
-  it->second.groups = groups;
-  it->second.per_group_ns = per_group_ns;
+  c.planned_->groups = groups;
+  c.planned_->per_group_ns = per_group_ns;
   return 0;
 }
 
-TimeNs Provider::layered_ttr(const ClaimRec& c) {
-  std::vector<TimeNs> ready(c.groups, 0);
-  const size_t n = c.objects.size();
+TimeNs Provider::layered_ttr(const ClaimStaging& c) {
+  std::vector<TimeNs> ready(c.planned_->groups, 0);
+  const size_t n = c.objects_.size();
   for (Source s : {Source::kLocal, Source::kRemote}) {
     const QueueProjection& p = projection(s);
     const Now now = projection_now(s);
@@ -338,10 +336,10 @@ TimeNs Provider::layered_ttr(const ClaimRec& c) {
     };
     std::vector<Mine> mine;
     for (size_t j = 0; j < n; ++j) {
-      const ObjRec& o = objects_.at(c.objects[j]);
+      const ObjRec& o = objects_.at(c.objects_[j]);
       if (o.source != s || o.cls == Cls::kResident) continue;
       const bool read = o.cls == Cls::kAbsent;
-      mine.push_back(Mine{j, read ? remaining.size() : l.index.at(c.objects[j]), read});
+      mine.push_back(Mine{j, read ? remaining.size() : l.index.at(c.objects_[j]), read});
       if (read) remaining.push_back(o.bytes);
     }
     if (mine.empty()) continue;
@@ -350,39 +348,36 @@ TimeNs Provider::layered_ttr(const ClaimRec& c) {
     for (const Mine& m : mine) {
       const TimeNs t =
           bytes_to_ns(q.work_at(q.finish(m.op)), rate_bps(s)) + (m.read ? latency_ns(s) : 0);
-      TimeNs& g = ready[m.object * c.groups / n];
+      TimeNs& g = ready[m.object * c.planned_->groups / n];
       g = std::max(g, t);
     }
   }
   TimeNs lead = 0;
   for (size_t g = 0; g < ready.size(); ++g)
-    lead = std::max(lead, ready[g] - static_cast<TimeNs>(g) * c.per_group_ns);
+    lead = std::max(lead, ready[g] - static_cast<TimeNs>(g) * c.planned_->per_group_ns);
   return lead;
 }
 
-std::optional<TimeNs> Provider::lead_ttr(ClaimId id, TtrMode mode) {
-  auto it = claims_.find(id);
-  if (it == claims_.end()) return std::nullopt;
-  const ClaimRec& c = it->second;
-  if (c.groups <= 1 || c.committed || mode == TtrMode::kStatic) return ttr(id, mode);
+std::optional<TimeNs> Provider::lead_ttr(const ClaimStaging& c, TtrMode mode) {
+  if (!c.tracked_) return std::nullopt;
+  if (c.committed_ || mode == TtrMode::kStatic || c.planned_->groups <= 1) return ttr(c, mode);
   return layered_ttr(c);
 }
 
-bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
-  auto it = claims_.find(id);
-  if (it == claims_.end()) return false;
-  const ClaimRec& c = it->second;
+bool Provider::ttr_at_least(const ClaimStaging& c, TimeNs threshold, TtrMode mode) {
+  if (!c.tracked_) return false;
   if (threshold <= 0) return true;
-  if (mode == TtrMode::kStatic || c.committed) return *ttr(id, mode) >= threshold;
-  if (c.groups > 1) return layered_ttr(c) >= threshold;
-  if (c.absent == decltype(c.absent){} && c.covered == decltype(c.covered){})
+  if (mode == TtrMode::kStatic || c.committed_) return *ttr(c, mode) >= threshold;
+  if (c.planned_->groups > 1) return layered_ttr(c) >= threshold;
+  if (c.planned_->absent == decltype(c.planned_->absent){} &&
+      c.planned_->covered == decltype(c.planned_->covered){})
     return false;  // TTR is 0
   // Work conservation bounds each source's projection: everything queued there plus the
   // claim's new reads drains by (W + X) / R; the new reads alone need at least X / R.
   TimeNs lower = 0, upper = 0;
   for (Source s : {Source::kLocal, Source::kRemote}) {
-    const uint64_t x = c.absent[static_cast<size_t>(s)];
-    if (x == 0 && c.covered[static_cast<size_t>(s)] == 0) continue;
+    const uint64_t x = c.planned_->absent[static_cast<size_t>(s)];
+    if (x == 0 && c.planned_->covered[static_cast<size_t>(s)] == 0) continue;
     const double rate = rate_bps(s);
     const uint64_t queued = projection(s).total() - projection_now(s).done;
     const TimeNs wait = x == 0 ? 0 : latency_ns(s);
@@ -391,20 +386,18 @@ bool Provider::ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
   }
   if (upper < threshold) return false;
   if (lower >= threshold) return true;
-  return planned_ttr(it->second) >= threshold;
+  return planned_ttr(c) >= threshold;
 }
 
-CommitResult Provider::commit(ClaimId id) {
-  auto it = claims_.find(id);
-  if (it == claims_.end()) return {-ENOENT, 0, 0, false};
-  ClaimRec& c = it->second;
-  if (c.committed) return {-EALREADY, 0, 0, false};
+CommitResult Provider::commit(ClaimStaging& c) {
+  if (!c.tracked_) return {-ENOENT, 0, 0, false};
+  if (c.committed_) return {-EALREADY, 0, 0, false};
   // Validity: every object still held by the SSD tier with the size the claim expects.
   uint64_t need = 0;
-  std::vector<int64_t> sizes(c.objects.size());
-  device_.object_sizes(c.objects, sizes);
-  for (size_t i = 0; i < c.objects.size(); ++i) {
-    const ObjectKey key = c.objects[i];
+  std::vector<int64_t> sizes(c.objects_.size());
+  device_.object_sizes(c.objects_, sizes);
+  for (size_t i = 0; i < c.objects_.size(); ++i) {
+    const ObjectKey key = c.objects_[i];
     const ObjRec& o = objects_.at(key);
     const int64_t size = sizes[i];
     if (size < 0) return {static_cast<int>(size), 0, 0, false};
@@ -418,16 +411,16 @@ CommitResult Provider::commit(ClaimId id) {
   for (Source s : {Source::kLocal, Source::kRemote}) sync_projection(s);
   const TimeNs now = clock_.now();
   ledger_.add(need, now);
-  c.committed = true;
+  c.committed_ = true;
   int failure = 0;
-  for (ObjectKey key : c.objects) {
+  for (ObjectKey key : c.objects_) {
     ObjRec& o = objects_.at(key);
-    o.planned.erase(id);
+    o.planned.erase(&c);
     ++o.refs;
     if (o.pinned) continue;
     if (o.staging) {
-      o.waiters.push_back(id);
-      ++c.pending;
+      o.waiters.push_back(&c);
+      ++c.pending_;
       continue;
     }
     if (device_.residency(key) == Residency::kResident) {
@@ -455,36 +448,22 @@ CommitResult Provider::commit(ClaimId id) {
     reserved_bytes_ += o.bytes;
     o.staging = true;
     set_cls(key, o, Cls::kCovered);
-    o.waiters.push_back(id);
-    ++c.pending;
+    o.waiters.push_back(&c);
+    ++c.pending_;
     TEMPO_PROBE_STAGE_SUBMIT(key, o.bytes);
   }
   if (failure) {
-    release(id);
+    release(c);
     return {failure, 0, 0, false};
   }
+  c.planned_.reset();  // no object counts it as planned any more
   ++counters_.commits;
-  return {0, need, 0, c.pending == 0};
-}
-
-bool Provider::committed(ClaimId id) const {
-  auto it = claims_.find(id);
-  return it != claims_.end() && it->second.committed;
-}
-
-bool Provider::ready(ClaimId id) const {
-  auto it = claims_.find(id);
-  return it != claims_.end() && it->second.committed && it->second.pending == 0;
+  return {0, need, 0, c.pending_ == 0};
 }
 
 bool Provider::protects(ObjectKey key) const {
   auto it = objects_.find(key);
   return it != objects_.end() && it->second.pinned;
-}
-
-uint64_t Provider::claim_bytes(ClaimId id) const {
-  auto it = claims_.find(id);
-  return it == claims_.end() ? 0 : it->second.bytes;
 }
 
 uint64_t Provider::drop_if_unreferenced(ObjectKey key, ObjRec& o) {
@@ -497,19 +476,18 @@ uint64_t Provider::drop_if_unreferenced(ObjectKey key, ObjRec& o) {
   return o.bytes;
 }
 
-int64_t Provider::release(ClaimId id) {
-  auto it = claims_.find(id);
-  if (it == claims_.end()) return -ENOENT;
-  if (!it->second.committed) return -EINVAL;
+int64_t Provider::release(ClaimStaging& c) {
+  if (!c.tracked_) return -ENOENT;
+  if (!c.committed_) return -EINVAL;
   uint64_t freed = 0;
-  for (ObjectKey key : it->second.objects) {
+  for (ObjectKey key : c.objects_) {
     ObjRec& o = objects_.at(key);
-    std::erase(o.waiters, id);
+    std::erase(o.waiters, &c);
     --o.refs;
     freed += drop_if_unreferenced(key, o);
   }
-  const std::vector<ObjectKey> keys = std::move(it->second.objects);
-  claims_.erase(it);
+  const std::vector<ObjectKey> keys = std::move(c.objects_);
+  c = ClaimStaging();
   for (ObjectKey key : keys) forget_if_unused(key);
   return static_cast<int64_t>(freed);
 }
@@ -541,19 +519,18 @@ void Provider::on_stage_complete(const StageCompletion& done) {
   o.staging = false;
   reserved_bytes_ -= o.bytes;
   std::vector<ClaimId> ready_now, progressed, failed;
-  const std::vector<ClaimId> waiters = std::move(o.waiters);
+  const std::vector<ClaimStaging*> waiters = std::move(o.waiters);
   o.waiters.clear();
   if (done.status == 0) {
     ++counters_.stage_completed;
     counters_.staged_bytes += done.bytes;
     o.pinned = true;  // the stage took the device pin for us
     set_cls(done.key, o, Cls::kResident);
-    for (ClaimId id : waiters)
-      (--claims_.at(id).pending == 0 ? ready_now : progressed).push_back(id);
+    for (ClaimStaging* c : waiters) (--c->pending_ == 0 ? ready_now : progressed).push_back(c->id_);
   } else {
     ++counters_.stage_failed;
     set_cls(done.key, o, Cls::kAbsent);
-    failed = waiters;
+    for (ClaimStaging* c : waiters) failed.push_back(c->id_);
   }
   const uint64_t freed = drop_if_unreferenced(done.key, o);
   forget_if_unused(done.key);

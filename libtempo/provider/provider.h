@@ -3,10 +3,11 @@
 // commits claims (coalescing shared staging, reserving only bytes no other committed claim
 // covers), reports readiness and releases protection.
 //
-// Not thread-safe: the runtime serialises calls (the sim EventQueue, or the runtime loop).
+// Not thread-safe: the Stack's driver serialises calls.
 #pragma once
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -80,6 +81,64 @@ struct ProviderStats {
   TimeNs remote_latency_ns = 0;
 };
 
+// The provider's part of one claim's record: the claim's objects and byte counts, its
+// commitment and the staging it waits for, and what the TTR projection keeps for it. The
+// claim book holds it (the controller's Claim embeds one, controller/claim.h; a Provider's
+// own tests keep a small book of their own) and the provider works on it by reference:
+// there is no per-claim map in the provider. While tracked, the provider's object records
+// point at it, so it never moves or copies; untrack() or release() empties it.
+class ClaimStaging {
+ public:
+  ClaimStaging() = default;
+  ClaimStaging(const ClaimStaging&) = delete;
+  ClaimStaging& operator=(const ClaimStaging&) = delete;
+
+  ClaimId id() const { return id_; }
+  // Between track() and untrack() or release().
+  bool tracked() const { return tracked_; }
+  bool committed() const { return committed_; }
+  // Committed, every object resident and protected.
+  bool ready() const { return committed_ && pending_ == 0; }
+  // Unique bytes of the manifest (0 when not tracked).
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  friend class Provider;
+  ClaimStaging& operator=(ClaimStaging&&) = default;  // the provider empties a record
+  // An uncommitted claim as one source's projection reads it: the reads a commit would
+  // issue there (manifest order, equal neighbours as runs), the objects covered by its
+  // outstanding staging, and the work (bytes from the source's anchor) by which the last
+  // of them lands, kept for projection epoch `epoch`.
+  struct Profile {
+    std::vector<ReadRun> reads;
+    uint64_t read_bytes = 0;
+    std::vector<ObjectKey> covered;
+    uint64_t work = 0;
+    uint64_t epoch = UINT64_MAX;
+  };
+
+  ClaimId id_ = 0;
+  bool tracked_ = false;
+  bool committed_ = false;
+  std::vector<ObjectKey> objects_;  // unique, manifest order
+  uint64_t bytes_ = 0;
+  uint32_t pending_ = 0;  // committed: objects not yet resident and protected
+  // What only an uncommitted claim needs, on the heap from track() to commit (an ended
+  // claim's record stays small in the book for its retention).
+  struct Planned {
+    // Per source: bytes needing new reads, bytes our outstanding staging will bring.
+    std::array<uint64_t, kSources> absent{};
+    std::array<uint64_t, kSources> covered{};
+    // What the projection keeps (a cache: the provider refreshes it through a const
+    // record), per source, stale together.
+    std::array<Profile, kSources> sources;
+    bool profile_stale = true;
+    uint32_t groups = 1;  // layer groups (set_layers)
+    TimeNs per_group_ns = 0;
+  };
+  std::unique_ptr<Planned> planned_;
+};
+
 class Provider final : public DeviceObserver {
  public:
   Provider(Device& device, const Clock& clock, ProviderConfig config);
@@ -90,12 +149,17 @@ class Provider final : public DeviceObserver {
   void set_listener(ProviderListener* listener) { listener_ = listener; }
   Device& device() { return device_; }
 
-  // Remembers an uncommitted claim's manifest (duplicates in it count once). Metadata only:
-  // no I/O, no reservation. -EEXIST known id, -EINVAL empty manifest, a zero-size object or
-  // more than kMaxManifestObjects, -EOVERFLOW more than kMaxManifestBytes in all.
-  int track(ClaimId id, const Manifest& manifest);
-  // Forgets an uncommitted claim. -ENOENT unknown, -EBUSY committed (release it instead).
-  int untrack(ClaimId id);
+  // Every call below takes the claim's record in the claim book (ClaimStaging); the
+  // listener hears of a claim by its id.
+  //
+  // Tracks `c` as claim `id`: remembers the uncommitted claim's manifest (duplicates in it
+  // count once). Metadata only: no I/O, no reservation. -EEXIST `c` tracked already,
+  // -EINVAL empty manifest, a zero-size object or more than kMaxManifestObjects, -EOVERFLOW
+  // more than kMaxManifestBytes in all.
+  int track(ClaimStaging& c, ClaimId id, const Manifest& manifest);
+  // Forgets an uncommitted claim and empties its record. -ENOENT not tracked, -EBUSY
+  // committed (release it instead).
+  int untrack(ClaimStaging& c);
 
   // Time for the claim to become resident and protected if committed now (0 if it is).
   // Each source (device.h: the local SSD, the cluster pool) is projected apart, with its
@@ -104,38 +168,37 @@ class Provider final : public DeviceObserver {
   // is kept per claim and recomputed only when the staging queue, the rate or the residency of one
   // of its objects changed, or when time moved past the point where a slot would be free for its
   // reads.
-  std::optional<TimeNs> ttr(ClaimId id, TtrMode mode);
-  // ttr(id, mode) >= threshold, decided from cheap bounds where they settle it.
-  bool ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode);
+  // nullopt when not tracked.
+  std::optional<TimeNs> ttr(const ClaimStaging& c, TtrMode mode);
+  // ttr(c, mode) >= threshold, decided from cheap bounds where they settle it.
+  bool ttr_at_least(const ClaimStaging& c, TimeNs threshold, TtrMode mode);
   // Layer-wise claims (engines load KV per layer group during prefill): the claim's
   // objects, in manifest order, form `groups` consecutive groups (object j of n in group
   // j * groups / n), group g needed `g * per_group_ns` after retrieval begins. Laxity is
   // then taken against the claim's lead TTR, the latest of (group g's TTR - g *
   // per_group_ns): the claim may commit later when its first groups will be ready in time
-  // though its last land during prefill. One group undoes it. -ENOENT unknown, -EBUSY
+  // though its last land during prefill. One group undoes it. -ENOENT not tracked, -EBUSY
   // committed, -EINVAL groups 0 or more than the claim's objects, per_group_ns < 0,
   // -EOVERFLOW groups x per_group_ns beyond 2^62 ns.
-  int set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns);
+  int set_layers(ClaimStaging& c, uint32_t groups, TimeNs per_group_ns);
   // The TTR laxity is taken against: ttr(), or a layer-wise claim's lead TTR under the
   // state-aware mode (TempoKV-Static ignores layers).
-  std::optional<TimeNs> lead_ttr(ClaimId id, TtrMode mode);
+  std::optional<TimeNs> lead_ttr(const ClaimStaging& c, TtrMode mode);
   // The state-aware TTR recomputed from scratch, with nothing kept between calls: the queue
   // advanced to now, the claim's reads appended, every operation placed by linear scans.
   // What the tests hold ttr() to, to the nanosecond.
-  std::optional<TimeNs> reference_ttr(ClaimId id) const;
+  // nullopt when not tracked or committed.
+  std::optional<TimeNs> reference_ttr(const ClaimStaging& c) const;
 
   // Rechecks validity and capacity, then protects resident objects and stages the rest.
-  CommitResult commit(ClaimId id);
-  bool committed(ClaimId id) const;
-  bool ready(ClaimId id) const;
+  // -ENOENT not tracked, -EALREADY committed.
+  CommitResult commit(ClaimStaging& c);
+  // Ends the claim's protection, forgets it and empties its record; bytes no other
+  // committed claim protects return to the budget once their staging is done. Returns the
+  // bytes freed now, or -ENOENT not tracked, -EINVAL not committed.
+  int64_t release(ClaimStaging& c);
   // Whether an object is resident and protected (pinned for a committed claim).
   bool protects(ObjectKey key) const;
-  // Ends the claim's protection and forgets it; bytes no other committed claim protects
-  // return to the budget once their staging is done. Returns the bytes freed now, or
-  // -ENOENT unknown, -EINVAL not committed.
-  int64_t release(ClaimId id);
-
-  uint64_t claim_bytes(ClaimId id) const;
   const CapacityLedger& ledger() const { return ledger_; }
   ProviderStats stats() const;
   double effective_rate_bps() const { return rate_.rate_bps(); }
@@ -159,35 +222,13 @@ class Provider final : public DeviceObserver {
     bool staging = false;  // our stage operation is outstanding
     bool pinned = false;   // we hold the device pin: resident and protected
     Cls cls = Cls::kAbsent;
-    Source source = Source::kLocal;       // where a stage reads it (asked again when absent)
-    std::unordered_set<ClaimId> planned;  // uncommitted claims that include it
-    std::vector<ClaimId> waiters;         // committed claims waiting for its staging
+    Source source = Source::kLocal;  // where a stage reads it (asked again when absent)
+    // Records (in the claim book) of the uncommitted claims that include it, and of the
+    // committed claims waiting for its staging.
+    std::unordered_set<ClaimStaging*> planned;
+    std::vector<ClaimStaging*> waiters;
   };
-  // An uncommitted claim as one source's projection reads it: the reads a commit would
-  // issue there (manifest order, equal neighbours as runs), the objects covered by its
-  // outstanding staging, and the work (bytes from the source's anchor) by which the last
-  // of them lands, kept for projection epoch `epoch`.
-  struct Profile {
-    std::vector<ReadRun> reads;
-    uint64_t read_bytes = 0;
-    std::vector<ObjectKey> covered;
-    uint64_t work = 0;
-    uint64_t epoch = UINT64_MAX;
-  };
-  struct ClaimRec {
-    std::vector<ObjectKey> objects;  // unique, manifest order
-    uint64_t bytes = 0;
-    bool committed = false;
-    uint32_t pending = 0;  // committed: objects not yet resident and protected
-    // Uncommitted, per source: bytes needing new reads, bytes our outstanding staging will
-    // bring.
-    std::array<uint64_t, kSources> absent{};
-    std::array<uint64_t, kSources> covered{};
-    std::array<Profile, kSources> sources;  // uncommitted: per source, stale together
-    bool profile_stale = true;
-    uint32_t groups = 1;  // layer groups (set_layers)
-    TimeNs per_group_ns = 0;
-  };
+  using Profile = ClaimStaging::Profile;
   struct Op {
     ObjectKey key;
     uint64_t bytes;
@@ -231,13 +272,13 @@ class Provider final : public DeviceObserver {
   Now projection_now(Source s);
   // Moves the lane's anchor to now: each operation keeps the bytes the model has it move.
   void sync_projection(Source s);
-  void refresh_profile(ClaimRec& c);
+  void refresh_profile(const ClaimStaging& c);
   // The uncommitted claim's state-aware TTR from one source, and from all.
   TimeNs source_ttr(Source s, Profile& f);
-  TimeNs planned_ttr(ClaimRec& c);
+  TimeNs planned_ttr(const ClaimStaging& c);
   // An uncommitted layer-wise claim's lead TTR: every source's queue as it stands now with
   // the claim's reads after it, laid out afresh; each object's readiness in its group.
-  TimeNs layered_ttr(const ClaimRec& c);
+  TimeNs layered_ttr(const ClaimStaging& c);
   // p.place_after(reads, from); a single run (claims of equal chunks) is placed once per
   // projection epoch and `from`, then looked up.
   uint64_t place(Lane& l, const std::vector<ReadRun>& reads, uint64_t from);
@@ -252,7 +293,6 @@ class Provider final : public DeviceObserver {
   RateEstimator rate_;
   LatencyRateEstimator remote_;
   std::unordered_map<ObjectKey, ObjRec> objects_;
-  std::unordered_map<ClaimId, ClaimRec> claims_;
   std::array<Lane, kSources> lanes_;
   uint64_t epoch_ = 0;  // bumped at each rebuild of a lane's projection
   uint64_t reserved_bytes_ = 0;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <iterator>
 #include <utility>
 
 namespace tempo {
@@ -74,27 +73,44 @@ uint64_t QueueProjection::tag_for_work(uint64_t work) const {
 }
 
 uint64_t QueueProjection::place_after(std::span<const ReadRun> reads, uint64_t from) const {
-  slots_.assign(free_.begin(), free_.end());
-  for (uint64_t& f : slots_) f = std::max(f, from);
+  // The slots' free tags ascending, and a sentinel after them.
+  const size_t n = free_.size();
+  slots_.resize(n + 1);
+  uint64_t* s = slots_.data();
+  for (size_t i = 0; i < n; ++i) s[i] = std::max(free_[i], from);
+  s[n] = UINT64_MAX;
   uint64_t end = from;
   for (const ReadRun& run : reads) {
-    // Each read takes the slot that frees first; within a run of equal reads the tags at
-    // which they free their slots come in ascending order, so two sorted queues (the
-    // slots as they were, the slots the run freed) replace a heap.
-    freed_.clear();
-    size_t a = 0, b = 0;
-    for (uint64_t n = 0; n < run.count; ++n) {
-      const bool from_freed = b < freed_.size() && (a == slots_.size() || freed_[b] < slots_[a]);
-      const uint64_t at = from_freed ? freed_[b++] : slots_[a++];
-      freed_.push_back(at + run.bytes);
+    if (run.count == 0) continue;
+    if (run.count == 1) {
+      // The read takes the first slot; its new free tag goes in order among the others
+      // (without a branch: reads of mixed sizes land anywhere).
+      uint64_t carry = s[0] + run.bytes;
+      end = std::max(end, carry);
+      for (size_t i = 1; i < n; ++i) {
+        const uint64_t next = s[i];
+        s[i - 1] = std::min(next, carry);
+        carry = std::max(next, carry);
+      }
+      s[n - 1] = carry;
+      continue;
     }
-    if (freed_.empty()) continue;
-    end = std::max(end, freed_.back());
-    merged_.clear();
-    std::merge(slots_.begin() + static_cast<std::ptrdiff_t>(a), slots_.end(),
-               freed_.begin() + static_cast<std::ptrdiff_t>(b), freed_.end(),
-               std::back_inserter(merged_));
+    // Each read takes the slot that frees first; within a run of equal reads the tags at
+    // which they free their slots come in ascending order, so two sorted queues (the slots
+    // as they were, the slots the run freed) replace a heap.
+    if (freed_.size() < run.count) freed_.resize(run.count);
+    uint64_t* f = freed_.data();
+    size_t a = 0, b = 0;
+    for (uint64_t k = 0; k < run.count; ++k) {
+      const uint64_t at = b < k && f[b] < s[a] ? f[b++] : s[a++];
+      f[k] = at + run.bytes;
+    }
+    end = std::max(end, f[run.count - 1]);
+    merged_.resize(n + 1);
+    std::merge(s + a, s + n, f + b, f + run.count, merged_.data());
+    merged_[n] = UINT64_MAX;
     slots_.swap(merged_);
+    s = slots_.data();
   }
   return end;
 }

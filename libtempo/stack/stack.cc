@@ -80,7 +80,7 @@ ClaimView Stack::view(const Claim& c) {
     v.laxity = controller_.laxity(c.id);
     if (v.laxity) v.ttr = v.ttu - *v.laxity;
   } else if (c.state == ClaimState::kStaging) {
-    v.ttr = provider_.ttr(c.id, TtrMode::kStateAware);
+    v.ttr = provider_.ttr(c.staging, TtrMode::kStateAware);
   } else if (c.state == ClaimState::kStageReady || c.state == ClaimState::kTransferring) {
     v.ttr = 0;
   }

@@ -4,6 +4,7 @@
 // microseconds.
 #include <benchmark/benchmark.h>
 
+#include <map>
 #include <random>
 
 #include "stack/sim_stack.h"
@@ -23,17 +24,37 @@ std::unique_ptr<SimStack> tempo_stack() {
   return std::make_unique<SimStack>(c);
 }
 
+// The sizes of the claims' objects.
+enum class Sizes : int {
+  kAlike = 0,  // kObjectBytes each: every claim reads one run of 32 equal chunks
+  // Each document's chunks are of one model, drawn from five (14, 28, 32, 48 and 80 MiB per
+  // 256 tokens), and each claim's last chunk is partial (a random number of 4 KiB pages
+  // below a chunk): claims read a run of 31 equal chunks and one smaller, of sizes that
+  // differ from claim to claim.
+  kMixed = 1,
+  kEach = 2,  // every object of its own size, 16 to 48 MiB in 4 KiB steps: 32 runs of one
+};
+
 // kClaims manifests sharing prefixes: every 8th claim starts a new document, the others
 // reuse its first half. Their objects are added to the device, keys from *next on.
-std::vector<Manifest> shared_prefix_claims(SimDevice& device, ObjectKey* next) {
+std::vector<Manifest> shared_prefix_claims(SimDevice& device, ObjectKey* next,
+                                           Sizes sizes = Sizes::kAlike) {
+  static constexpr uint64_t kChunkMiB[] = {14, 28, 32, 48, 80};
+  std::mt19937_64 rng(11);
   std::vector<Manifest> manifests;
+  uint64_t chunk = kObjectBytes;
   for (int i = 0; i < kClaims; ++i) {
     Manifest m;
     const ObjectKey base = (i % 8 == 0) ? *next : manifests.back().front().key;
+    if (i % 8 == 0 && sizes == Sizes::kMixed) chunk = kChunkMiB[rng() % 5] << 20;
     for (int j = 0; j < kObjectsPerClaim; ++j) {
       const ObjectKey k = (j < kObjectsPerClaim / 2 && i % 8 != 0) ? base + j : (*next)++;
-      if (device.object_size(k) < 0) device.add_object(k, kObjectBytes);
-      m.push_back({k, kObjectBytes});
+      uint64_t bytes = kObjectBytes;
+      if (sizes == Sizes::kMixed)
+        bytes = j + 1 < kObjectsPerClaim ? chunk : 4096 * (1 + rng() % (chunk / 4096 - 1));
+      if (sizes == Sizes::kEach) bytes = (16ull << 20) + (rng() % 8192) * 4096;
+      if (device.object_size(k) < 0) device.add_object(k, bytes);
+      m.push_back({k, static_cast<uint64_t>(device.object_size(k))});
     }
     manifests.push_back(m);
   }
@@ -72,12 +93,14 @@ struct Fixture {
       rt->stack.controller().report(manifests[i],
                                     (10 + static_cast<TimeNs>(rng() % 10'000)) * kNsPerSec, &id);
       ids.push_back(id);
+      records.push_back(&rt->stack.controller().claim(id)->staging);
     }
     rt->stack.controller().update_order(ids);
   }
   std::unique_ptr<SimStack> rt;
   std::vector<Manifest> manifests;
   std::vector<ClaimId> ids;
+  std::vector<const ClaimStaging*> records;  // the claims' records in the book
 };
 
 Fixture& fixture() {
@@ -96,8 +119,8 @@ void BM_TtrProjection(benchmark::State& state) {
   Fixture& f = fixture();
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(f.rt->stack.provider().ttr(f.ids[i], TtrMode::kStateAware));
-    i = (i + 1) % f.ids.size();
+    benchmark::DoNotOptimize(f.rt->stack.provider().ttr(*f.records[i], TtrMode::kStateAware));
+    i = (i + 1) % f.records.size();
   }
   state.counters["outstanding_ops"] =
       static_cast<double>(f.rt->stack.provider().stats().outstanding_ops);
@@ -132,16 +155,18 @@ BENCHMARK(BM_ClaimReportAndCancel)->Unit(benchmark::kMicrosecond);
 // projection (the work-conservation bounds settle none of them) and above its TTR, so
 // no claim commits and each is decided by its exact TTR. The backlog is 64 operations:
 // one of 4 GiB (it holds a slot throughout, so claims finish before the queue drains)
-// and 63 of 32 MiB; 8 slots. A TTU is its claim's TTR plus 1 ms.
+// and 63 of 32 MiB; 8 slots. A TTU is its claim's TTR plus 1 ms. The claims' objects are
+// of `sizes` (shared_prefix_claims).
 struct WorstCase {
-  WorstCase() : rt(tempo_stack()) {
+  explicit WorstCase(Sizes sizes) : rt(tempo_stack()) {
     Controller& ctl = rt->stack.controller();
     ObjectKey next = 1;
     commit_backlog(*rt, &next, 4ull << 30);
-    for (const Manifest& m : shared_prefix_claims(rt->device, &next)) {
+    for (const Manifest& m : shared_prefix_claims(rt->device, &next, sizes)) {
       ClaimId id = 0;
       ctl.report(m, 10'000 * kNsPerSec, &id);
-      ctl.revise(id, *rt->stack.provider().ttr(id, TtrMode::kStateAware) + kNsPerMs);
+      ctl.revise(
+          id, *rt->stack.provider().ttr(ctl.claim(id)->staging, TtrMode::kStateAware) + kNsPerMs);
       ids.push_back(id);
     }
     ctl.update_order(ids);
@@ -158,24 +183,30 @@ struct WorstCase {
   ObjectKey small = 0;
 };
 
-WorstCase& worst_case() {
-  static WorstCase w;
-  return w;
+// The fixture for argument `sizes` (Sizes), built on first use.
+WorstCase& worst_case(int64_t sizes) {
+  static std::map<int64_t, WorstCase> fixtures;
+  return fixtures.try_emplace(sizes, static_cast<Sizes>(sizes)).first->second;
 }
 
+// The argument: the claims' object sizes (Sizes: 0 alike, 1 mixed chunk sizes, 2 each its
+// own).
 void BM_WorstCasePass(benchmark::State& state) {
-  WorstCase& w = worst_case();
+  WorstCase& w = worst_case(state.range(0));
   for (auto _ : state) w.rt->stack.controller().evaluate();
   count_state(state, *w.rt);
 }
-BENCHMARK(BM_WorstCasePass)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_WorstCasePass)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
 
 void BM_WorstCasePassAfterCommit(benchmark::State& state) {
-  WorstCase& w = worst_case();
+  WorstCase& w = worst_case(state.range(0));
   for (auto _ : state) w.commit_small();
   count_state(state, *w.rt);
 }
-BENCHMARK(BM_WorstCasePassAfterCommit)->Unit(benchmark::kMicrosecond)->Iterations(100);
+BENCHMARK(BM_WorstCasePassAfterCommit)
+    ->DenseRange(0, 2)
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(100);
 
 }  // namespace
 }  // namespace tempo

@@ -3,12 +3,50 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <map>
 
 #include "core/event_queue.h"
 #include "device/sim_device.h"
 
 namespace tempo {
 namespace {
+
+// The claim book a Provider on its own needs (the controller's Claims hold these records):
+// one ClaimStaging per id, and the provider's calls by id. A record is made on first use,
+// untracked, so an id never tracked reaches the provider as a record it does not track.
+class Book {
+ public:
+  Book(Device& device, const Clock& clock, ProviderConfig config) : p_(device, clock, config) {}
+
+  int track(ClaimId id, const Manifest& m) { return p_.track(rec(id), id, m); }
+  int untrack(ClaimId id) { return p_.untrack(rec(id)); }
+  std::optional<TimeNs> ttr(ClaimId id, TtrMode mode) { return p_.ttr(rec(id), mode); }
+  bool ttr_at_least(ClaimId id, TimeNs threshold, TtrMode mode) {
+    return p_.ttr_at_least(rec(id), threshold, mode);
+  }
+  int set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
+    return p_.set_layers(rec(id), groups, per_group_ns);
+  }
+  std::optional<TimeNs> lead_ttr(ClaimId id, TtrMode mode) { return p_.lead_ttr(rec(id), mode); }
+  std::optional<TimeNs> reference_ttr(ClaimId id) { return p_.reference_ttr(rec(id)); }
+  CommitResult commit(ClaimId id) { return p_.commit(rec(id)); }
+  int64_t release(ClaimId id) { return p_.release(rec(id)); }
+  bool committed(ClaimId id) { return rec(id).committed(); }
+
+  void set_listener(ProviderListener* listener) { p_.set_listener(listener); }
+  const CapacityLedger& ledger() const { return p_.ledger(); }
+  ProviderStats stats() const { return p_.stats(); }
+  double effective_rate_bps() const { return p_.effective_rate_bps(); }
+  const LatencyRateEstimator& remote_estimator() const { return p_.remote_estimator(); }
+  uint64_t recompute_ledger_bytes() const { return p_.recompute_ledger_bytes(); }
+  uint64_t held_pins() const { return p_.held_pins(); }
+
+ private:
+  ClaimStaging& rec(ClaimId id) { return book_.try_emplace(id).first->second; }
+
+  Provider p_;
+  std::map<ClaimId, ClaimStaging> book_;  // declared after p_: records go first
+};
 
 struct Events : ProviderListener {
   std::vector<ClaimId> ready, failed;
@@ -41,7 +79,7 @@ class ProviderTest : public ::testing::Test {
   VirtualClock clock;
   EventQueue events{clock};
   SimDevice dev;
-  Provider prov;
+  Book prov;
   Events ev;
 };
 
@@ -217,7 +255,7 @@ class MixedSourceTest : public ::testing::Test {
   VirtualClock clock;
   EventQueue events{clock};
   SimDevice dev;
-  Provider prov;
+  Book prov;
   Events ev;
 };
 
@@ -268,7 +306,7 @@ TEST(MixedSource, ThePoolsRateAndLatencyAreLearnedFromItsOwnCompletions) {
   // The pool does 400 B/s after 50 ms; it reports 200 B/s after 10 ms.
   SimDevice dev(events, SimDeviceConfig{100'000, 1000.0, 2, 0, 200.0, "lru"},
                 SimRemote{{4, 400.0, 50 * kNsPerMs}, {4, 200.0, 10 * kNsPerMs}});
-  Provider prov(dev, clock, ProviderConfig{50'000, 1000.0, 500.0, 2 * kNsPerSec, 0});
+  Book prov(dev, clock, ProviderConfig{50'000, 1000.0, 500.0, 2 * kNsPerSec, 0});
   Events ev;
   prov.set_listener(&ev);
   EXPECT_DOUBLE_EQ(prov.remote_estimator().rate_bps(), 200);

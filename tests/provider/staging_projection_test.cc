@@ -67,12 +67,16 @@ TEST(StagingProjection, ReadsPlacedAfterTheQueueTakeTheSlotsThatFreeFirst) {
 
 TEST(StagingProjection, PlacingRunsOfEqualReadsMatchesOneReadAtATime) {
   std::mt19937_64 rng(5);
-  for (int run = 0; run < 2000; ++run) {
+  for (int run = 0; run < 4000; ++run) {
     const auto slots = static_cast<uint32_t>(1 + rng() % 8);
     std::vector<uint64_t> queue(rng() % 12);
     std::vector<ReadRun> reads(rng() % 10);
     for (uint64_t& q : queue) q = rng() % 1000;
-    for (ReadRun& r : reads) r = ReadRun{1 + rng() % 3 * 250, rng() % 6};
+    // Half the queues: reads of three sizes in short runs; the others: reads of any size,
+    // single or in runs longer than the slots.
+    for (ReadRun& r : reads)
+      r = run % 2 ? ReadRun{1 + rng() % 3 * 250, rng() % 6}
+                  : ReadRun{1 + rng() % 1000, rng() % 3 ? 1 : rng() % 40};
     const QueueProjection p = built(queue, slots);
     const uint64_t from = rng() % 2000;
     // One read at a time, each into the slot that frees first, found by a scan.

@@ -4,6 +4,7 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -223,6 +224,38 @@ static void test_lru_eviction(void) {
   close(fd);
 }
 
+// A file opened read-only may look (INFO, STATS, QUERY, records, a read-only mapping) but not
+// change what the fast tier holds: STAGE, PIN, UNPIN and RESET are -EBADF and change nothing.
+static void test_read_only_file_cannot_stage_or_pin(void) {
+  int rw = dev_open();
+  int ro = open(dut.path, O_RDONLY | O_CLOEXEC);
+  CHECK(ro >= 0, "open %s read-only: %s", dut.path, strerror(errno));
+  uint64_t e = ext_bytes();
+  CHECK_OK(stage1(rw, 0, e, 0, 1));
+  struct tempo_completion c;
+  CHECK(wait_completion(rw, &c, 10000) == 0, "stage");
+  struct tempo_stats s0 = stats(ro);
+  CHECK_ERRNO(stage1(ro, e, e, 0, 2), EBADF);
+  CHECK_ERRNO(stage1(ro, e, e, TEMPO_STAGE_F_PIN, 3), EBADF);
+  CHECK_ERRNO(pin1(ro, 0, e), EBADF);
+  CHECK_ERRNO(unpin1(ro, 0, e), EBADF);
+  CHECK_ERRNO(ioctl(ro, TEMPO_IOC_RESET, 0), EBADF);
+  struct tempo_query q = query1(ro, 0, e);
+  CHECK(q.resident_bytes == e && q.min_pins == 0, "query through the read-only file");
+  struct tempo_stats s1 = stats(ro);
+  CHECK(s1.pins == s0.pins && s1.pin_calls == s0.pin_calls &&
+            s1.resident_bytes == s0.resident_bytes && s1.resets == s0.resets,
+        "a refused call changed the device");
+  const volatile uint8_t* m = mmap(NULL, e, PROT_READ, MAP_SHARED, ro, 0);
+  CHECK(m != MAP_FAILED, "read-only mapping: %s", strerror(errno));
+  if (m != MAP_FAILED) {
+    (void)m[0];
+    munmap((void*)m, e);
+  }
+  close(ro);
+  close(rw);
+}
+
 void tests_api(void) {
   run_test("api.info_matches_params", test_info_matches_params);
   run_test("api.features", test_features);
@@ -231,4 +264,5 @@ void tests_api(void) {
   run_test("api.pin_refcount_per_fd", test_pin_refcount_per_fd);
   run_test("api.stage_pin_flag_and_reset", test_stage_pin_flag);
   run_test("api.lru_eviction", test_lru_eviction);
+  run_test("api.read_only_file_cannot_stage_or_pin", test_read_only_file_cannot_stage_or_pin);
 }
