@@ -4,7 +4,8 @@
 // Re-evaluates on claim report/revision, order updates, staging progress, capacity release
 // and the periodic tick. Never revokes a commitment.
 //
-// Not thread-safe: the runtime serialises calls (the sim EventQueue, or the runtime loop).
+// Not thread-safe: its Stack serialises calls (the virtual driver's EventQueue, or the threaded
+// driver's event-loop thread).
 #pragma once
 
 #include <algorithm>
