@@ -61,6 +61,10 @@ constexpr size_t kPutBytes = 4096;  // a memfd's bytes
 
 struct Daemon {
   std::string dir;
+  // Where the files and directories a client sends live: on another file system than the
+  // store, so a sent file's inode, once freed, is never reused by the store's catalog (a
+  // compaction writes a new one) and taken for a descriptor the daemon kept.
+  std::string files;
   std::string socket;
   std::unique_ptr<tempo::Context> ctx;
   std::unique_ptr<tempo::Server> server;
@@ -99,6 +103,7 @@ void stop_daemon() {
   daemon_ptr->server.reset();
   daemon_ptr->ctx.reset();
   std::filesystem::remove_all(daemon_ptr->dir);
+  std::filesystem::remove_all(daemon_ptr->files);
 }
 
 Daemon& daemon() {
@@ -108,6 +113,9 @@ Daemon& daemon() {
   char tmpl[] = "/tmp/fuzz-tempod-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) __builtin_trap();
   d.dir = tmpl;
+  char files[] = "/dev/shm/fuzz-tempod-files-XXXXXX";
+  if (mkdtemp(files) == nullptr) __builtin_trap();
+  d.files = files;
   d.socket = d.dir + "/tempod.sock";
   tempo::Settings s;
   std::string err;
@@ -162,9 +170,9 @@ std::vector<int> make_fds(unsigned kind) {
       return {p[0]};
     }
     case 3:
-      return {open(daemon().dir.c_str(), O_RDWR | O_TMPFILE | O_CLOEXEC, 0600)};
+      return {open(daemon().files.c_str(), O_RDWR | O_TMPFILE | O_CLOEXEC, 0600)};
     case 4:
-      return {open(daemon().dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+      return {open(daemon().files.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     case 5:
       return {make_memfd(kPutBytes, true), make_memfd(64, true)};
     case 7: {
@@ -195,7 +203,11 @@ void send_packet(int sock, const std::vector<uint8_t>& msg, const std::vector<in
   }
   // The daemon may have closed the connection already (a packet it refused): EPIPE is fine.
   const ssize_t n = sendmsg(sock, &m, MSG_NOSIGNAL);
-  if (n < 0 && errno != EPIPE && errno != ECONNRESET) __builtin_trap();
+  if (n < 0 && errno != EPIPE && errno != ECONNRESET) {
+    std::fprintf(stderr, "sendmsg of %zu bytes, %zu descriptors: %s\n", msg.size(), fds.size(),
+                 std::strerror(errno));
+    __builtin_trap();
+  }
 }
 
 class Client {
@@ -246,7 +258,11 @@ class Client {
     tempod_hdr h;
     std::memcpy(&h, buf.data(), sizeof(h));
     const auto it = due_.find(h.seq);
-    if (it == due_.end()) __builtin_trap();  // a reply to nothing, or a second one
+    if (it == due_.end()) {  // a reply to nothing, or a second one
+      std::fprintf(stderr, "a reply to nothing: op %u seq %llu status %d len %zd\n", h.op,
+                   static_cast<unsigned long long>(h.seq), h.status, n);
+      __builtin_trap();
+    }
     if (h.op != (it->second | TEMPOD_OP_REPLY) || h.version != TEMPOD_PROTO_VERSION ||
         h.len != size_t(n) || h.reserved != 0 || h.status > 0 || h.status < -4095)
       __builtin_trap();

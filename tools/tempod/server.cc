@@ -568,7 +568,12 @@ void Server::handle(Conn& c, const std::byte* msg, size_t len, int fd) {
   std::memcpy(&h, msg, sizeof(h));
   const uint16_t op = h.op;
   const uint64_t seq = h.seq;
-  if (op != TEMPOD_OP_STORE_PUT && fd >= 0) close(fd);
+  // Only STORE_PUT takes a descriptor: any other is closed here and forgotten, so nothing
+  // (a store operation's Put) can close its number again once it belongs to someone else.
+  if (op != TEMPOD_OP_STORE_PUT && fd >= 0) {
+    close(fd);
+    fd = -1;
+  }
   auto fail = [&](int status) {
     if (op == TEMPOD_OP_STORE_PUT && fd >= 0) close(fd);
     reply_status(c, op, seq, status);
