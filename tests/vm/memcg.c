@@ -73,7 +73,11 @@ static void queuing_child(const char* group, int to_parent, int from_parent, uin
     _exit(3);
   r = queue_records(fds, kFds, len);
   if (write(to_parent, &r, sizeof(r)) != sizeof(r) || read(from_parent, &go, 1) != 1) _exit(3);
+  for (int f = kFds; f < kFds + kMoreFds; f++) fds[f] = -1;
   r = queue_records(fds + kFds, kMoreFds, len);
+  // Closed before reporting: the pipe's page is charged to the group too.
+  for (int f = kFds; f < kFds + kMoreFds; f++)
+    if (fds[f] >= 0) close(fds[f]);
   _exit(write(to_parent, &r, sizeof(r)) == sizeof(r) ? 0 : 3);
 }
 
