@@ -264,13 +264,14 @@ check_hwcheck_stops_at_kernel_warning() {
 	timeout -s KILL 300 tempo-hwcheck --backing $DISK --dax dax0.0 --module "$KO" --dax-bounce \
 		--fast-mb 16 --bench-mb 4 --min-ratio 0 --suite /tmp/warning-suite >/tmp/hwcheck.log 2>&1
 	rc=$?
+	why="hwcheck exit $rc, $(grep -c '^FAIL dmesg\.' /tmp/hwcheck.log) dmesg failures"
 	[ $rc -ne 0 ] && grep -q '^FAIL dmesg.suite: ' /tmp/hwcheck.log &&
 		grep -q "WARNING: CPU: .* at $INJECTED" /tmp/hwcheck.log &&
 		! grep -qE '^(PASS|FAIL) (bench|fio|bandwidth)' /tmp/hwcheck.log &&
 		grep -q '^PASS kmod.unload' /tmp/hwcheck.log && [ ! -e /sys/module/tempo ] && [ -c /dev/dax0.0 ]
 	rc=$?
 	[ $rc -eq 0 ] || sed 's/^/# /' /tmp/hwcheck.log
-	result hwcheck.stops_at_kernel_warning $rc
+	result hwcheck.stops_at_kernel_warning $rc "$why"
 	[ -e /sys/module/tempo ] && rmmod tempo
 	[ -c /dev/dax0.0 ] || daxctl enable-device dax0.0 >/dev/null 2>&1
 }

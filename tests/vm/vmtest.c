@@ -209,7 +209,8 @@ int stage_bench(uint64_t bytes) {
   return 0;
 }
 
-// Another user of a dax device: maps BYTES of it, writes the pattern, creates READY, waits
+// Another user of a dax device: maps BYTES of it, writes its own data (the disk's pattern
+// inverted, so staging the disk into the range cannot look like it), creates READY, waits
 // for SIGTERM, then exits 0 only if every byte it wrote is still there.
 static volatile sig_atomic_t stop_hold;
 static void on_term(int sig) { stop_hold = sig; }
@@ -220,14 +221,14 @@ static int dax_hold(const char* path, const char* bytes_s, const char* ready) {
   if (fd < 0) return perror(path), 2;
   uint64_t* m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (m == MAP_FAILED) return perror("mmap"), 2;
-  for (uint64_t i = 0; i < bytes / 8; i++) m[i] = pattern_word(i);
+  for (uint64_t i = 0; i < bytes / 8; i++) m[i] = ~pattern_word(i);
   signal(SIGTERM, on_term);
   int r = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (r < 0) return perror(ready), 2;
   close(r);
   while (!stop_hold) pause();
   uint64_t bad = 0;
-  for (uint64_t i = 0; i < bytes / 8; i++) bad += m[i] != pattern_word(i);
+  for (uint64_t i = 0; i < bytes / 8; i++) bad += m[i] != ~pattern_word(i);
   if (bad) fprintf(stderr, "daxhold: %llu words changed\n", (unsigned long long)bad);
   return bad ? 1 : 0;
 }
