@@ -184,7 +184,11 @@ check_memcg() {
 # The emulated CXL Type-3 device as /dev/dax0.0 (devdax mode); status 0 when it exists.
 cxl_devdax() {
 	modprobe -a cxl_acpi cxl_pci cxl_mem cxl_pmem nd_pmem dax_pmem device_dax 2>&1
-	for i in $(seq 1 50); do [ -e /sys/bus/cxl/devices/mem0 ] && break; sleep 0.2; done
+	# The memdev's nvdimm (pmem0) must be bound before a pmem region is made: 6.1's
+	# cxl_pmem finds none otherwise, and its probe's error path oopses (NULL dereference
+	# in release_mappings, seen here once).
+	for i in $(seq 1 50); do [ -e /sys/bus/cxl/devices/pmem0/driver ] && break; sleep 0.2; done
+	[ -e /sys/bus/cxl/devices/pmem0/driver ] || echo "# cxl: no bound pmem0 after 10 s: $(ls /sys/bus/cxl/devices | tr '\n' ' ')"
 	cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0 -s 256M >/tmp/cxl.log 2>&1 &&
 		ndctl create-namespace -m devdax -r region0 >>/tmp/cxl.log 2>&1 &&
 		[ -c /dev/dax0.0 ]
