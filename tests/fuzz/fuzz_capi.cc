@@ -1,6 +1,7 @@
 // libFuzzer target: the public C ABI (libtempo.so's calls, compiled into the target) driven
-// by an engine that misuses it. The input picks a policy and a budget, then is read as a
-// sequence of calls on a sim context: reports (known, unknown, zero-size and huge objects,
+// by an engine that misuses it. The input picks a device (sim, or uring with its objects in
+// a real store, on the threaded driver and the wall clock), a policy and a budget, then is
+// read as a sequence of calls: reports (known, unknown, zero-size and huge objects,
 // shared objects), revisions, layer groups, waiting orders, retrievals, queries of any size,
 // transfers begun and ended out of order, cancels, waits, ordinary reads, virtual time, and
 // a runtime side fed arbitrary steps. Properties:
@@ -12,11 +13,15 @@
 //     knows is in a valid state;
 //   - after the engine cancels what it holds, ends its transfers and lets staging finish:
 //     ledger 0, no pin, nothing outstanding, no live claim.
+#include <stdlib.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capi/capi_context.h"
@@ -47,9 +52,10 @@ class Input {
   const uint8_t* end_;
 };
 
-uint64_t object_bytes(uint64_t key) {
+// Sizes, fast tier and budgets are divided by 2^shift on uring (smaller files, faster runs).
+uint64_t object_bytes(uint64_t key, unsigned shift) {
   static constexpr uint64_t kSizes[] = {4096, 64 << 10, kMiB, 3 * kMiB, 9 * kMiB, 100 << 10};
-  return kSizes[key % 6];
+  return kSizes[key % 6] >> shift;
 }
 
 [[noreturn]] void fail(const char* what, long value) {
@@ -93,6 +99,7 @@ constexpr OneIdCall kOneIdCalls[] = {{"tempo_claim_transfer_begin", tempo_claim_
 struct Engine {
   tempo_ctx* ctx = nullptr;
   tempo_runtime* rt = nullptr;
+  unsigned shift = 0;
   std::vector<tempo_claim_id> issued;
   uint64_t next_junk = 1'000'000'007;
 
@@ -127,7 +134,7 @@ struct Engine {
     std::vector<tempo_object> objs(count);
     for (auto& o : objs) {
       o.key = 1 + in.u8() % 15;
-      o.bytes = object_bytes(o.key);
+      o.bytes = object_bytes(o.key, shift);
       const uint8_t twist = in.u8();
       if (twist == 1) o.bytes = 0;
       if (twist == 2) o.bytes = 1ull << 62;
@@ -321,8 +328,9 @@ void check_states(Engine& e) {
   }
 }
 
-// The engine lets go of everything: ends transfers, cancels the rest, lets staging finish.
-void drain(Engine& e) {
+// The engine lets go of everything: ends transfers, cancels the rest, lets staging finish
+// (in virtual time on sim; on uring the reads in flight get up to 10 s of wall time).
+void drain(Engine& e, bool wall_clock) {
   for (int round = 0; round < 8; ++round) {
     for (const tempo_claim_id id : e.issued) {
       tempo_claim_info info{};
@@ -330,43 +338,85 @@ void drain(Engine& e) {
       if (info.state == TEMPO_CLAIM_TRANSFERRING) tempo_claim_transfer_end(e.ctx, id);
       tempo_claim_cancel(e.ctx, id);
     }
-    if (tempo_sim_advance(e.ctx, 60'000'000'000) != 0) fail("advance while draining", 0);
+    if (!wall_clock && tempo_sim_advance(e.ctx, 60'000'000'000) != 0)
+      fail("advance while draining", 0);
     check_accounting(e.ctx, "accounting while draining");
   }
   tempo_counters c{};
-  if (tempo_ctx_stats(e.ctx, &c, sizeof c) != 0) fail("tempo_ctx_stats", 0);
+  for (int waited_ms = 0;; ++waited_ms) {
+    if (tempo_ctx_stats(e.ctx, &c, sizeof c) != 0) fail("tempo_ctx_stats", 0);
+    if (!wall_clock || (c.outstanding_ops == 0 && c.ledger_bytes == 0) || waited_ms == 10'000)
+      break;
+    usleep(1000);
+  }
   if (c.ledger_bytes != 0) fail("ledger left after drain", static_cast<long>(c.ledger_bytes));
   if (c.pinned_bytes != 0) fail("pins left after drain", static_cast<long>(c.pinned_bytes));
   if (c.outstanding_ops != 0) fail("ops left after drain", static_cast<long>(c.outstanding_ops));
   if (c.claims_live != 0) fail("live claims after drain", static_cast<long>(c.claims_live));
 }
 
+// The uring device's object store: made once per process in a new directory under $TMPDIR
+// (or /tmp), removed at exit; buffered I/O (tmpfs has no O_DIRECT); objects 1..kKnownKeys.
+const std::string& uring_store() {
+  static const std::string path = [] {
+    const char* tmp = getenv("TMPDIR");
+    std::string dir = std::string(tmp != nullptr && *tmp != 0 ? tmp : "/tmp") + "/fuzz_capi.XXXXXX";
+    if (mkdtemp(dir.data()) == nullptr) fail("mkdtemp", errno);
+    static std::string made;
+    made = dir;
+    atexit([] { std::filesystem::remove_all(made); });
+    return dir + "/store";
+  }();
+  return path;
+}
+
+tempo_ctx* open_context(Input& in, bool uring, unsigned shift) {
+  static const char* const kPolicies[] = {"demand", "immediate",    "queue-1",   "queue-4",
+                                          "tempo",  "tempo-static", "tempo-risk"};
+  static constexpr uint64_t kBudgets[] = {kMiB, 4 * kMiB, 12 * kMiB, 20 * kMiB};
+  const std::pair<const char*, std::string> common[] = {
+      {"device", uring ? "uring" : "sim"},
+      {"policy", kPolicies[in.u8() % 7]},
+      {"fast_tier_bytes", std::to_string((24 * kMiB) >> shift)},
+      {"budget_bytes", std::to_string(kBudgets[in.u8() % 4] >> shift)},
+      {"staging_rate", "1GiB"}};
+  const std::pair<const char*, std::string> on_uring[] = {{"uring.store_path", uring_store()},
+                                                          {"uring.direct_io", "false"},
+                                                          {"uring.prefault", "false"},
+                                                          {"tick", "2ms"}};
+  tempo_config* cfg = nullptr;
+  if (tempo_config_new(&cfg) != 0) fail("tempo_config_new", 0);
+  for (const auto& [k, v] : common)
+    if (tempo_config_set(cfg, k, v.c_str()) != 0) fail(tempo_config_error(cfg), 0);
+  for (const auto& [k, v] : on_uring)
+    if (uring && tempo_config_set(cfg, k, v.c_str()) != 0) fail(tempo_config_error(cfg), 0);
+  tempo_ctx* ctx = nullptr;
+  if (const int r = tempo_ctx_new(cfg, &ctx); r != 0) fail(tempo_config_error(cfg), r);
+  tempo_config_free(cfg);
+  for (uint64_t k = 1; k <= kKnownKeys; ++k) {
+    const tempo_object o{k, object_bytes(k, shift)};
+    // On uring the objects are written once; later contexts find them in the store.
+    const std::vector<uint8_t> bytes(uring ? o.bytes : 0, static_cast<uint8_t>(k));
+    const int r = uring ? tempo_store_put(ctx, k, bytes.data(), bytes.size())
+                        : tempo_sim_add_objects(ctx, &o, 1);
+    if (r != 0) fail("placing the objects", r);
+  }
+  return ctx;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const char* const kPolicies[] = {"demand", "immediate",    "queue-1",   "queue-4",
-                                          "tempo",  "tempo-static", "tempo-risk"};
-  static const char* const kBudgets[] = {"1MiB", "4MiB", "12MiB", "20MiB"};
   Input in(data, size);
-  tempo_config* cfg = nullptr;
-  if (tempo_config_new(&cfg) != 0) fail("tempo_config_new", 0);
-  const bool set = tempo_config_set(cfg, "device", "sim") == 0 &&
-                   tempo_config_set(cfg, "policy", kPolicies[in.u8() % 7]) == 0 &&
-                   tempo_config_set(cfg, "fast_tier_bytes", "24MiB") == 0 &&
-                   tempo_config_set(cfg, "budget_bytes", kBudgets[in.u8() % 4]) == 0 &&
-                   tempo_config_set(cfg, "staging_rate", "1GiB") == 0;
-  if (!set) fail("tempo_config_set", 0);
+  const bool uring = in.u8() == 0x75;  // 'u'
   Engine e;
-  if (const int r = tempo_ctx_new(cfg, &e.ctx); r != 0) fail(tempo_config_error(cfg), r);
-  tempo_config_free(cfg);
-  std::vector<tempo_object> objs;
-  for (uint64_t k = 1; k <= kKnownKeys; ++k) objs.push_back({k, object_bytes(k)});
-  if (tempo_sim_add_objects(e.ctx, objs.data(), objs.size()) != 0) fail("sim objects", 0);
+  e.shift = uring ? 4 : 0;
+  e.ctx = open_context(in, uring, e.shift);
   for (int calls = 0; !in.done() && calls < 256; ++calls) {
     e.call(in);
     check_accounting(e.ctx, "accounting after a call");
     check_states(e);
   }
-  drain(e);
+  drain(e, uring);
   return 0;
 }
