@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The one place tempo.ko differs by kernel release. Built and tested against
- * Debian 12's 6.1 and compile-checked against 6.12 (make kmod); the 6.5-6.8
- * branches follow those releases' interfaces.
+ * Debian 12's 6.1 and compile-checked against 6.12, 7.2 and 7.3 (make kmod);
+ * the branches for 6.4-6.8 follow those releases' interfaces but have never
+ * been compiled (no such headers in Debian's archive; Documentation/kmod.md).
  */
 #ifndef TEMPO_COMPAT_H
 #define TEMPO_COMPAT_H

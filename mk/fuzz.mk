@@ -4,7 +4,7 @@
 # $(BUILD_FUZZ)/crash-*: never into the tree. Part of `make test`.
 BUILD_FUZZ   ?= build-fuzz
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS := fuzz_trace fuzz_config fuzz_catalog_record fuzz_control fuzz_tempod
+FUZZ_TARGETS := fuzz_trace fuzz_config fuzz_catalog_record fuzz_control fuzz_tempod fuzz_capi
 
 .PHONY: test-fuzz
 

@@ -5,9 +5,12 @@ VM_BUILD   ?= build-vm
 # the guest kernel's, so headers and image always match).
 kmod_kver = dpkg-query -W -f='$${Depends}' $(1) | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
 KMOD_KVER   = $(call kmod_kver,linux-headers-amd64)
-# The newer kernel the module must also build against (compile check only): its headers are
-# extracted into $(KMOD_COMPAT_DIR), not installed (scripts/kernel-headers.sh says why).
-KMOD_COMPAT_PKG = linux-headers-6.12-amd64
+# The newer kernels the module must also build against (compile check only), as
+# NAME:META_PACKAGE[:SUITE] (SUITE: a Debian suite read through a private apt configuration,
+# else the system's sources): headers extracted into $(KMOD_COMPAT_DIR)/NAME, never
+# installed (scripts/kernel-headers.sh says why and how).
+KMOD_COMPAT = bookworm:linux-headers-6.12-amd64 sid:linux-headers-amd64:sid \
+  trixie-backports:linux-headers-amd64:trixie-backports
 KMOD_COMPAT_DIR = $(KMOD_BUILD)-compat
 
 # kmod_build DIR HEADERS_TREE: copy the sources to DIR and build tempo.ko there.
@@ -26,14 +29,18 @@ kmod-deps:
 kmod: kmod-deps kmod-compat
 	$(call kmod_build,$(KMOD_BUILD),/usr/src/linux-headers-$$($(KMOD_KVER)))
 
-# Skipped, with the reason, where the newer headers cannot be downloaded.
+# Each check is skipped, with the reason, where its headers cannot be had; a compile error
+# fails.
 kmod-compat: kmod-deps
-	@if tree=$$(scripts/kernel-headers.sh $(KMOD_COMPAT_PKG) $(KMOD_COMPAT_DIR)); then \
-	  echo "kmod: compile check against $$(basename $$tree)"; \
-	  $(MAKE) --no-print-directory kmod-build-one KMOD_ONE_DIR=$(KMOD_COMPAT_DIR)/module KMOD_ONE_TREE=$$tree; \
-	else \
-	  echo "kmod: SKIP compile check against a newer kernel: $(KMOD_COMPAT_PKG) cannot be downloaded here"; \
-	fi
+	@for c in $(KMOD_COMPAT); do \
+	  set -- $$(echo $$c | tr : ' '); \
+	  if tree=$$(scripts/kernel-headers.sh $$2 $(KMOD_COMPAT_DIR)/$$1 $$3); then \
+	    echo "kmod: compile check against $$(basename $$tree)"; \
+	    $(MAKE) --no-print-directory kmod-build-one KMOD_ONE_DIR=$(KMOD_COMPAT_DIR)/$$1/module KMOD_ONE_TREE=$$tree || exit 1; \
+	  else \
+	    echo "kmod: SKIP compile check against $$2$${3:+ from $$3}: its headers cannot be had here (above)"; \
+	  fi; \
+	done
 
 .PHONY: kmod-build-one
 kmod-build-one:

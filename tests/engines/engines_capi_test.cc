@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/straddling_step.h"
 #include "tempo/tempo.h"
 #include "tempo/tempo_sim.h"
 
@@ -203,12 +204,8 @@ TEST(EnginesCApi, WriterPutsInTheBackgroundAndReportsEachCompletion) {
   EXPECT_EQ(prefix, 16u);
 }
 
-// Round numbers: a 1 ms prefill pass, 50 us per token, 1 ns per attention pair; a 5 ms
-// decode step, 20 us per sequence, 10 ns per KV token; 10 GB/s retrieval.
-constexpr tempo_step_costs kPrior{1e6, 5e4, 1.0, 5e6, 2e4, 10.0, 1e10, {0, 0}};
-
 tempo_runtime_config runtime_config(uint32_t max_active, uint32_t learn) {
-  return tempo_runtime_config{kPrior, max_active, 64, learn, 0, {0, 0, 0, 0}};
+  return tempo_runtime_config{tempo_test::kRoundCosts, max_active, 64, learn, 0, {0, 0, 0, 0}};
 }
 
 int64_t prefill_ns(uint64_t n, uint64_t ctx) {
@@ -284,11 +281,8 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   tempo_runtime_free(rt);
 }
 
-// One slot, held by a sequence that has generated one token; the history says outputs end
-// at 4 or at 64 tokens (the limit), ten of each. The waiting claim's retrieval begins when
-// the running sequence ends: after 3 more decode steps (about 16 ms) with probability 0.5,
-// after 63 (about 330 ms) otherwise; the point TTU, from the mean of 33, is about 170 ms.
-// Eight 10 MiB objects at 1 GiB/s stage in about 80 ms: the spread straddles the TTR.
+// The straddling step (tests/common/straddling_step.h): the point TTU is about 170 ms; eight
+// 10 MiB objects at 1 GiB/s stage in about 80 ms, inside the spread of 16-330 ms.
 // Returns whether the runtime call's revision committed the claim.
 bool committed_by_the_step(const char* policy) {
   Ctx c({{"fast_tier_bytes", "1GiB"},
@@ -301,25 +295,9 @@ bool committed_by_the_step(const char* policy) {
   EXPECT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
   tempo_claim_id id = 0;
   EXPECT_EQ(tempo_claim_report(c.ctx, objs.data(), objs.size(), 60'000'000'000, &id), 0);
-  tempo_runtime* rt = nullptr;
-  const tempo_runtime_config cfg = runtime_config(1, 0);
-  EXPECT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
-  for (int i = 0; i < 10; ++i) {
-    EXPECT_EQ(tempo_runtime_finished(rt, 4), 0);
-    EXPECT_EQ(tempo_runtime_finished(rt, 64), 0);
-  }
-  const tempo_running_seq running[] = {{1000, 1000, 1, 0, 0}};
-  const tempo_waiting_seq waiting[] = {{2000, 1000, id, 0}};
-  tempo_step step{};
-  step.running = running;
-  step.running_count = 1;
-  step.waiting = waiting;
-  step.waiting_count = 1;
-  EXPECT_EQ(tempo_runtime_step(rt, &step), 0);
   tempo_claim_info info{};
-  EXPECT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_EQ(tempo_test::run_straddling_step(c.ctx, id, &info), 0);
   EXPECT_GT(info.ttu_ns, 100'000'000);  // the point TTU: well after the TTR
-  tempo_runtime_free(rt);
   return info.state != TEMPO_CLAIM_PLANNED;
 }
 

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/straddling_step.h"
 #include "client/tempod_proto.h"
 #include "tempo/tempo.h"
 #include "tempo/tempo_sim.h"
@@ -854,10 +855,9 @@ TEST_F(TempodTest, BatchRunsEntriesInOrderAndRefusesMalformedOnes) {
 
 // The per-step call in client mode sends each claim's TTU spread (REVISE_SPREAD): under
 // tempo-risk a claim whose spread straddles its TTR commits at the step, under tempo it
-// waits. One slot, held by a sequence with one token out; outputs end at 4 or 64 tokens,
-// ten of each: the claim's retrieval begins after 3 decode steps (~16 ms) with probability
-// 0.5, after 63 (~330 ms) otherwise, ~170 ms at the mean. Its one 256 KiB object stages
-// in ~125 ms at the 2 MiB/s calibrated rate.
+// waits. The straddling step (tests/common/straddling_step.h): retrieval after ~16 ms or
+// ~330 ms, ~170 ms at the mean; the claim's one 256 KiB object stages in ~125 ms at the
+// 2 MiB/s calibrated rate.
 TEST_F(TempodTest, RuntimeStepSendsTheSpreadToTheDaemonsRiskRule) {
   for (const char* policy : {"tempo", "tempo-risk"}) {
     SCOPED_TRACE(policy);
@@ -869,29 +869,10 @@ TEST_F(TempodTest, RuntimeStepSendsTheSpreadToTheDaemonsRiskRule) {
     const tempo_object objs[] = {{31, kObjectBytes}};
     tempo_claim_id id = 0;
     ASSERT_EQ(tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id), 0);
-    tempo_runtime_config rc{};
-    rc.max_active = 1;
-    rc.generation_limit = 64;
-    rc.costs = {1e6, 5e4, 1.0, 5e6, 2e4, 10.0, 1e10, {0, 0}};
-    tempo_runtime* rt = nullptr;
-    ASSERT_EQ(tempo_runtime_new(c, &rc, &rt), 0);
-    for (int i = 0; i < 10; ++i) {
-      ASSERT_EQ(tempo_runtime_finished(rt, 4), 0);
-      ASSERT_EQ(tempo_runtime_finished(rt, 64), 0);
-    }
-    const tempo_running_seq running[] = {{1000, 1000, 1, 0, 0}};
-    const tempo_waiting_seq waiting[] = {{2000, 1000, id, 0}};
-    tempo_step step{};
-    step.running = running;
-    step.running_count = 1;
-    step.waiting = waiting;
-    step.waiting_count = 1;
-    ASSERT_EQ(tempo_runtime_step(rt, &step), 0);
     tempo_claim_info info{};
-    ASSERT_EQ(tempo_claim_query(c, id, &info, sizeof info), 0);
+    ASSERT_EQ(tempo_test::run_straddling_step(c, id, &info), 0);
     EXPECT_GT(info.ttu_ns, 140'000'000);  // the point TTU: after the TTR
     EXPECT_EQ(info.state != TEMPO_CLAIM_PLANNED, std::string(policy) == "tempo-risk");
-    tempo_runtime_free(rt);
     ASSERT_EQ(tempo_claim_cancel(c, id), 0);
     tempo_ctx_unref(c);
     stop_daemon();
