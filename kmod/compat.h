@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The one place tempo.ko differs by kernel release. Built and tested against
- * Debian 12's 6.1 and compile-checked against 6.12, 7.2 and 7.3 (make kmod);
- * the branches for 6.4-6.8 follow those releases' interfaces but have never
- * been compiled (no such headers in Debian's archive; Documentation/kmod.md).
+ * Debian 12's 6.1; make kmod compile-checks it against 6.5, 6.8, 6.12, 7.2
+ * and 7.3, which between them take every branch below (Documentation/kmod.md,
+ * the kernel-headers matrix).
  */
 #ifndef TEMPO_COMPAT_H
 #define TEMPO_COMPAT_H
@@ -80,11 +80,20 @@ static inline void tempo_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set
 #endif
 }
 
-/* Drops the lock a fault runs under (mmap_lock, or the VMA lock since 6.4). */
+/*
+ * Drops the lock a fault runs under (mmap_lock, or the VMA lock since 6.4).
+ * release_fault_lock() is in 6.8's headers but not in 6.5's: before 6.7 its
+ * body is spelled out.
+ */
 static inline void tempo_release_fault_lock(struct vm_fault *vmf)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
 	release_fault_lock(vmf);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	if (vmf->flags & FAULT_FLAG_VMA_LOCK)
+		vma_end_read(vmf->vma);
+	else
+		mmap_read_unlock(vmf->vma->vm_mm);
 #else
 	mmap_read_unlock(vmf->vma->vm_mm);
 #endif

@@ -5,11 +5,14 @@ VM_BUILD   ?= build-vm
 # the guest kernel's, so headers and image always match).
 kmod_kver = dpkg-query -W -f='$${Depends}' $(1) | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p'
 KMOD_KVER   = $(call kmod_kver,linux-headers-amd64)
-# The newer kernels the module must also build against (compile check only), as
-# NAME:META_PACKAGE[:SUITE] (SUITE: a Debian suite read through a private apt configuration,
-# else the system's sources): headers extracted into $(KMOD_COMPAT_DIR)/NAME, never
-# installed (scripts/kernel-headers.sh says why and how).
-KMOD_COMPAT = bookworm:linux-headers-6.12-amd64 sid:linux-headers-amd64:sid \
+# The other kernels the module must build against (compile check only), as
+# NAME:PACKAGE[:SUITE] (SUITE: a Debian suite, or ubuntu/SUITE, read through a private apt
+# configuration; else the system's sources): headers extracted into $(KMOD_COMPAT_DIR)/NAME,
+# never installed (scripts/kernel-headers.sh says why and how). Ubuntu's archive is the one
+# that still serves 6.5 and 6.8 headers; together they compile every branch of compat.h.
+KMOD_COMPAT = jammy-6.5:linux-headers-6.5.0-45-generic:ubuntu/jammy-updates \
+  jammy-hwe:linux-headers-generic-hwe-22.04:ubuntu/jammy-updates \
+  bookworm:linux-headers-6.12-amd64 sid:linux-headers-amd64:sid \
   trixie-backports:linux-headers-amd64:trixie-backports
 KMOD_COMPAT_DIR = $(KMOD_BUILD)-compat
 

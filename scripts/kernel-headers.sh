@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Extracts (never installs) the build headers of the kernel a Debian meta package names into
-# DIR and prints the tree to pass to `make -C`. The headers package depends on that kernel's
+# Extracts (never installs) the build headers of the kernel a headers package names into DIR
+# and prints the tree to pass to `make -C`. The headers package depends on that kernel's
 # image: installing it would put a kernel on the host (and run mkinitramfs, minutes under
 # load) only to compile-check tempo.ko.
-# Usage: scripts/kernel-headers.sh META_PACKAGE DIR [SUITE]
+# Usage: scripts/kernel-headers.sh PACKAGE DIR [SUITE]
 #   (e.g. linux-headers-6.12-amd64 build-kmod-compat/bookworm,
-#         linux-headers-amd64 build-kmod-compat/sid sid)
+#         linux-headers-amd64 build-kmod-compat/sid sid,
+#         linux-headers-6.5.0-45-generic build-kmod-compat/jammy-6.5 ubuntu/jammy-updates)
+# PACKAGE: a meta package naming one release's headers, or that release's own package.
 # Without SUITE the system's apt sources are used. With SUITE, a private apt configuration
-# under DIR/apt (deb.debian.org SUITE main, and the base suite of a -backports one, signed
-# by debian-archive-keyring) that never touches the system's sources, lists or status.
+# under DIR/apt that never touches the system's sources, lists or status: SUITE main (and the
+# base suite of a -backports or -updates one) from deb.debian.org, signed by
+# debian-archive-keyring, or with ubuntu/SUITE from archive.ubuntu.com, signed by the Ubuntu
+# archive key in scripts/keys/ (2018, F6EC B376 2474 EDA9 D21B  7022 8719 20D1 991B C93C).
 # Where the release was built for a newer system than this one, the tree is made usable here
 # (each step printed on stderr):
 # - kbuild programs (modpost, objtool, ...) that need a newer glibc than the host's run with
@@ -16,17 +20,26 @@
 # - the compiler- and pahole-dependent config symbols are re-evaluated for the host's gcc
 #   and pahole (the table in host_has), since the headers ship no Kconfig files to rerun.
 set -euo pipefail
-[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 META_PACKAGE DIR [SUITE]" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 PACKAGE DIR [SUITE]" >&2; exit 2; }
 meta=$1
 dir=$(mkdir -p "$2" && cd "$2" && pwd)
 suite=${3-}
+mirror=http://deb.debian.org/debian
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+case $suite in ubuntu/*)
+  suite=${suite#ubuntu/}
+  mirror=http://archive.ubuntu.com/ubuntu
+  keyring=$(cd "$(dirname "$0")" && pwd)/keys/ubuntu-archive-2018.asc
+  ;;
+esac
 apt_opts=()
 if [ -n "$suite" ]; then
   mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/apt/sources.list.d"
   touch "$dir/apt/status"
-  # A backports suite comes with its base suite (libc6 below) and is preferred to it.
-  for s in "$suite" ${suite%-backports}; do
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $s main"
+  # A backports or updates suite comes with its base suite (libc6 below) and is preferred.
+  base=${suite%-backports}
+  for s in "$suite" "${base%-updates}"; do
+    echo "deb [signed-by=$keyring] $mirror $s main"
   done | uniq >"$dir/apt/sources.list"
   # An empty dpkg status: what the host has installed must not answer for SUITE.
   # Check-Valid-Until: a mirror's Release may be past its validity date; the signature is
@@ -40,7 +53,19 @@ depends() { { apt-cache "${apt_opts[@]}" depends "$1" 2>/dev/null || true; } | s
 download() { # PACKAGE... into the current directory
   apt-get "${apt_opts[@]}" download -qq "$@" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true
 }
-kver_of() { depends "$meta" | sed -n 's/^linux-headers-//p' | head -1; }
+# A meta package depends on one release's headers (linux-headers-amd64 ->
+# linux-headers-7.2.13+deb14-amd64); a release's own package only on its common part
+# (linux-headers-6.5.0-45-generic -> linux-hwe-6.5-headers-6.5.0-45; Debian's: *-common).
+kver_of() {
+  local deps d
+  deps=$(depends "$meta")
+  [ -n "$deps" ] || return 0
+  d=$(echo "$deps" | sed -n 's/^linux-headers-//p' | head -1)
+  if [ -z "$d" ] || [[ $d == *-common || ${meta#linux-headers-} == "$d"-* ]]; then
+    d=${meta#linux-headers-}
+  fi
+  echo "$d"
+}
 kver=$(kver_of)
 # A private suite's lists are refreshed whenever they name a release not extracted yet (a
 # moving suite deletes old packages from the mirror).
@@ -51,18 +76,26 @@ fi
 [ -n "$kver" ] || { echo "kernel-headers: $meta is not known to apt${suite:+ in $suite}" >&2; exit 1; }
 tree=$dir/root/usr/src/linux-headers-$kver
 
-# The newest GLIBC_x.y symbol version FILE needs (empty for a file that is not ELF).
-glibc_needed() { { objdump -p "$1" 2>/dev/null || true; } | sed -n 's/.*GLIBC_\([0-9.]*\).*/\1/p' | sort -V | tail -1; }
+# The executables in DIR/root that need a newer GLIBC_x.y symbol version than HOST (one
+# objdump for all: the trees hold hundreds of executable scripts).
+glibc_newer_than() {
+  find "$dir/root" -type f -perm -u+x -print0 | { xargs -0 objdump -p 2>/dev/null || true; } | awk -v host="$1" '
+    function newer(v, h,   a, b, i) {
+      split(v, a, "."); split(h, b, ".")
+      for (i = 1; i <= 3; i++) if (a[i] + 0 != b[i] + 0) return a[i] + 0 > b[i] + 0
+      return 0
+    }
+    / file format / { file = $1; sub(/:$/, "", file) }
+    match($0, /GLIBC_[0-9.]+/) && newer(substr($0, RSTART + 6, RLENGTH - 6), host) { need[file] = 1 }
+    END { for (f in need) print f }'
+}
 
 # Wraps each kbuild program that needs a newer glibc than the host's: FILE becomes a script
 # running FILE.elf with SUITE's glibc (extracted into DIR/libc) through its loader.
 wrap_for_glibc() {
-  local host need=() f v deb libdir
+  local host need f deb libdir
   host=$(getconf GNU_LIBC_VERSION | cut -d' ' -f2)
-  while IFS= read -r f; do
-    v=$(glibc_needed "$f")
-    [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$v" "$host" | sort -V | tail -1)" != "$host" ] && need+=("$f")
-  done < <(find "$dir"/root/usr/lib/linux-kbuild-* -type f -perm -u+x)
+  mapfile -t need < <(glibc_newer_than "$host")
   [ ${#need[@]} -gt 0 ] || return 0
   [ -n "$suite" ] || { echo "kernel-headers: kbuild needs a newer glibc than $host" >&2; return 1; }
   mkdir -p "$dir/dl" && (cd "$dir/dl" && download libc6)
@@ -135,7 +168,7 @@ retarget_toolchain() {
     done < <(grep -E '^CONFIG_(CC_HAS|CC_MS|CC_OPT)_[A-Z0-9_]*=' "$t/include/config/auto.conf")
     cfg_write "$t" GCC_VERSION "$hgcc"
     cfg_write "$t" CC_VERSION_TEXT "$($cc --version | head -1)"
-    sed -i "s|^CC = .*|CC = $cc|" "$t/.kernelvariables"
+    [ ! -f "$t/.kernelvariables" ] || sed -i "s|^CC = .*|CC = $cc|" "$t/.kernelvariables"
     echo "kernel-headers: $kver built by gcc $kgcc, compiled here by $cc $hgcc: config re-evaluated," \
       "off: ${off[*]:-none}" >&2
   fi
@@ -149,12 +182,15 @@ retarget_toolchain() {
 
 if [ ! -f "$dir/.done-$kver" ]; then
   pkgs=("linux-headers-$kver")
-  mapfile -t -O 1 pkgs < <(depends "linux-headers-$kver" | grep -E '^(linux-headers-.*-common|linux-kbuild-.*)$')
+  mapfile -t -O 1 pkgs < <(depends "linux-headers-$kver" | grep -E '^linux-(headers|kbuild|.*-headers)-')
   rm -rf "$dir/root" "$dir/dl" "$dir/libc" && mkdir -p "$dir/root" "$dir/dl"
   (cd "$dir/dl" && download "${pkgs[@]}")
-  for deb in "$dir"/dl/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
+  mapfile -t debs < <(find "$dir/dl" -name '*.deb')
+  [ ${#debs[@]} -eq ${#pkgs[@]} ] ||
+    { echo "kernel-headers: ${#debs[@]} of ${#pkgs[@]} packages downloaded: ${pkgs[*]}" >&2; exit 1; }
+  for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$dir/root"; done
   rm -rf "$dir/dl"
-  [ -f "$tree/Makefile" ] || { echo "kernel-headers: no headers tree for $kver after download" >&2; exit 1; }
+  [ -f "$tree/Makefile" ] || { echo "kernel-headers: no headers tree for $kver in ${pkgs[*]}" >&2; exit 1; }
   # The arch tree names itself and the common tree by absolute path: point both into DIR.
   sed -i -e "s|^include /usr/src/|include $dir/root/usr/src/|" \
     -e "s|^KBUILD_OUTPUT=/usr/src/|KBUILD_OUTPUT=$dir/root/usr/src/|" "$tree/Makefile"

@@ -199,7 +199,7 @@ int Controller::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
   return 0;
 }
 
-int Controller::update_order(std::span<const ClaimId> order) {
+int Controller::update_order(std::span<const ClaimId> order, size_t lanes) {
   // Ids below next_id_ that are not held belong to erased (ended) claims: nothing to order.
   for (ClaimId id : order)
     if (id >= next_id_) return -ENOENT;
@@ -209,6 +209,8 @@ int Controller::update_order(std::span<const ClaimId> order) {
     if (c->state == ClaimState::kPlanned) rest_.emplace(c->report_seq, c->id);
   }
   order_.clear();
+  order_size_ = order.size();
+  order_lanes_ = std::max<size_t>(lanes, 1);
   for (size_t i = 0; i < order.size(); ++i) {
     Claim* found = find(order[i]);
     if (found == nullptr || claim_state_terminal(found->state)) continue;  // ended
@@ -238,11 +240,16 @@ bool Controller::eligible(Claim& c) {
     case CommitPolicy::kTempoRisk:
       return provider_.ttr_at_least(
           c.staging,
-          risk_ttu(c.spread, c.bytes, config_.policy.lateness_gib_s, risk_) -
+          risk_ttu(c.spread, c.bytes, config_.policy.lateness_gib_s, risk_, behind(c)) -
               (clock_.now() - c.ttu_at),
           ttr_mode());
   }
   return false;
+}
+
+uint64_t Controller::behind(const Claim& c) const {
+  return c.order_pos < 0 ? 0
+                         : (order_size_ - 1 - static_cast<uint64_t>(c.order_pos)) / order_lanes_;
 }
 
 void Controller::leave_planned(Claim& c) {

@@ -1,6 +1,7 @@
 #include "controller/risk_policy.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tempo {
 
@@ -18,8 +19,12 @@ void RiskCalibration::observe(TimeNs margin) {
 }
 
 TimeNs risk_ttu(const TtuQuantiles& spread, uint64_t bytes, double lateness_gib_s,
-                const RiskCalibration& calibration) {
-  return spread.at_level(risk_ratio(bytes, lateness_gib_s)) - calibration.lead();
+                const RiskCalibration& calibration, uint64_t behind) {
+  const double n = static_cast<double>(behind);
+  const double others = n / (1 + n);
+  const auto lead =
+      static_cast<TimeNs>(std::llround(static_cast<double>(calibration.lead()) * others));
+  return spread.at_level(risk_ratio(bytes, lateness_gib_s * (1 + n))) - lead;
 }
 
 }  // namespace tempo

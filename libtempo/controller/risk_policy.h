@@ -9,11 +9,19 @@
 // A large W commits early (toward immediate), a small W late (toward demand); a TTU known
 // exactly commits exactly where the paper's point rule does, whatever W.
 //
+// Lateness is dearer the more requests wait behind the claim: a late claim holds its
+// request's admission, so it delays its own first token and that of every request queued
+// behind it on the engine. With n requests behind it (from the runtime's waiting order) the
+// claim's weight is W * (1 + n): nobody behind, the ratio is B / (B + W); a deep queue
+// commits earlier.
+//
 // Feedback: every transfer shows the margin between readiness and the retrieval request
-// (retrieval - ready, what tempomargin plots). A late claim (margin < 0) raises a lead that
-// every later claim commits ahead by (half the lateness, up to kMaxRiskLead); each claim on
-// time decays it by a twentieth. Systematic TTU overestimation is thus paid for once, then
-// anticipated. Claims deferred for capacity are not the rule's doing and are not observed.
+// (retrieval - ready, what tempomargin plots). A late claim (margin < 0) raises a lead (half
+// the lateness, up to kMaxRiskLead); each claim on time decays it by a twentieth. A claim
+// with n requests behind it commits n / (1 + n) of the lead ahead: the quantile weighs its
+// own first token, the lead the share of its lateness the requests behind it would pay, so a
+// claim nobody waits behind commits where the quantile says. Claims deferred for capacity
+// are not the rule's doing and are not observed.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +48,10 @@ class RiskCalibration {
   TimeNs lead_ = 0;
 };
 
-// The TTU the rule compares with TTR: the spread's quantile at the claim's ratio, plus the
-// calibration's lead taken off.
+// The TTU the rule compares with TTR for a claim of `bytes` with `behind` requests queued
+// behind it: the spread's quantile at B / (B + W * (1 + behind)), less behind / (1 + behind)
+// of the calibration's lead.
 TimeNs risk_ttu(const TtuQuantiles& spread, uint64_t bytes, double lateness_gib_s,
-                const RiskCalibration& calibration);
+                const RiskCalibration& calibration, uint64_t behind);
 
 }  // namespace tempo

@@ -44,7 +44,9 @@ int Stack::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
   return controller_.set_layers(id, groups, per_group_ns);
 }
 
-int Stack::update_order(std::span<const ClaimId> order) { return controller_.update_order(order); }
+int Stack::update_order(std::span<const ClaimId> order, size_t lanes) {
+  return controller_.update_order(order, lanes);
+}
 
 int Stack::request_retrieval(ClaimId id, RetrievalOutcome* outcome) {
   return controller_.request_retrieval(id, outcome);

@@ -44,7 +44,20 @@ TEST(RiskPolicy, LatenessLeadsLaterClaimsAndDecaysWhenOnTime) {
   const TtuQuantiles q{{100 * kMs, 200 * kMs, 300 * kMs, 400 * kMs, 600 * kMs}};
   RiskCalibration fresh;
   fresh.observe(-100 * kMs);
-  EXPECT_EQ(risk_ttu(q, 1ull << 30, 3.0, fresh), 150 * kMs);  // q(0.25) - 50 ms
+  // One request behind: W * 2 = 3 makes the ratio 0.25, and half the 50 ms lead is taken.
+  EXPECT_EQ(risk_ttu(q, 1ull << 30, 1.5, fresh, 1), 175 * kMs);  // q(0.25) - 25 ms
+}
+
+TEST(RiskPolicy, RequestsBehindWeighLatenessAndTakeTheLead) {
+  const TtuQuantiles q{{100 * kMs, 200 * kMs, 300 * kMs, 400 * kMs, 600 * kMs}};
+  RiskCalibration lead;
+  lead.observe(-240 * kMs);  // a 120 ms lead
+  // Nobody behind: the quantile at B / (B + W) = 0.5, none of the lead.
+  EXPECT_EQ(risk_ttu(q, 3ull << 30, 3.0, lead, 0), 300 * kMs);
+  // Two behind: W * 3 = 9, ratio 0.25; two thirds of the lead (80 ms).
+  EXPECT_EQ(risk_ttu(q, 3ull << 30, 3.0, lead, 2), 120 * kMs);
+  // Deeper still: an earlier quantile, nearly the whole lead, never past the 0.05 level.
+  EXPECT_EQ(risk_ttu(q, 3ull << 30, 3.0, lead, 59), 100 * kMs - 118 * kMs);
 }
 
 // Device: 1000 B/s over 2 slots, no latency: a claim of five 100 B objects is ready 0.5 s
@@ -73,6 +86,21 @@ class RiskControllerTest : public ::testing::Test {
   static PolicySpec quarter() {
     return PolicySpec{CommitPolicy::kTempoRisk, 0, 3 * 500.0 / (1ull << 30)};
   }
+  // The time the claim commits, reported at t = 0 as above, then ordered by the runtime
+  // after `ahead` requests and before `behind` ones, none of them with a claim.
+  TimeNs committed_in_queue(PolicySpec policy, const TtuQuantiles& spread, size_t ahead,
+                            size_t behind, size_t lanes = 1) {
+    make(policy);
+    Manifest m;
+    for (ObjectKey k = 1; k <= 5; ++k) m.push_back({k, 100});
+    ClaimId id = 0;
+    EXPECT_EQ(rt->stack.report(m, 800 * kMs, &id, &spread), 0);
+    std::vector<ClaimId> order(ahead + 1 + behind, kNoClaim);
+    order[ahead] = id;
+    EXPECT_EQ(rt->stack.update_order(order, lanes), 0);
+    rt->driver.events().run_until(2 * kNsPerSec);
+    return rt->stack.controller().claim(id)->timing.committed;
+  }
   std::unique_ptr<SimStack> rt;
 };
 
@@ -89,6 +117,22 @@ TEST_F(RiskControllerTest, NarrowSpreadCommitsWithThePointRule) {
   // The 0.25 quantile, 790 ms, meets the TTR at 290 ms: the same tick as the point rule.
   EXPECT_EQ(committed_at(*parse_policy("tempo"), narrow), 300 * kMs);
   EXPECT_EQ(committed_at(quarter(), narrow), 300 * kMs);
+}
+
+TEST_F(RiskControllerTest, RequestsQueuedBehindCommitEarlier) {
+  const TtuQuantiles spread{{400 * kMs, 700 * kMs, 800 * kMs, 1000 * kMs, 1200 * kMs}};
+  // The point rule: 800 ms - t reaches the 500 ms TTR at 300 ms.
+  EXPECT_EQ(committed_in_queue(*parse_policy("tempo"), spread, 0, 3), 300 * kMs);
+  // Nobody behind (alone, or last of four): the 0.25 quantile, 700 ms, at 200 ms.
+  EXPECT_EQ(committed_at(quarter(), spread), 200 * kMs);
+  EXPECT_EQ(committed_in_queue(quarter(), spread, 3, 0), 200 * kMs);
+  // One behind: ratio B / (B + 2W) = 1/7, the quantile 539 ms, TTR reached at 39 ms: the
+  // 50 ms tick.
+  EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 1), 50 * kMs);
+  // Three behind: ratio 1/13, the quantile 440 ms, below the TTR already: at once.
+  EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3), 0);
+  // Two engines' queues interleaved: of the three places after it, one is its own engine's.
+  EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3, 2), 50 * kMs);
 }
 
 TEST_F(RiskControllerTest, LateTransfersRecalibrate) {

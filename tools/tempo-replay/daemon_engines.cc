@@ -130,7 +130,8 @@ class DaemonClaims final : public ClaimSurface {
     if (const int r = c_.batch({&op, 1}, &results); r != 0) return r;
     return results[0].status;
   }
-  int update_order(std::span<const ClaimId> order) override {
+  // One engine's own queue: the daemon interleaves its engines' queues itself.
+  int update_order(std::span<const ClaimId> order, size_t /*lanes*/) override {
     return c_.order(order.data(), order.size());
   }
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome) override {

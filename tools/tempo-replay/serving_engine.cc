@@ -691,7 +691,7 @@ class Host final : public StackObserver {
  private:
   void publish() {
     if (orders_.size() == 1) {
-      st_.claims().update_order(orders_[0]);
+      st_.claims().update_order(orders_[0], 1);
       return;
     }
     size_t longest = 0;
@@ -699,7 +699,7 @@ class Host final : public StackObserver {
     merged_.clear();
     for (size_t r = 0; r < longest; ++r)
       for (const auto& o : orders_) merged_.push_back(r < o.size() ? o[r] : kNoClaim);
-    st_.claims().update_order(merged_);
+    st_.claims().update_order(merged_, orders_.size());
   }
 
   ServingStack& st_;
