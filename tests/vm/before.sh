@@ -2,15 +2,19 @@
 # make vm-test-before: shows that each numbered item of issue 18 is a check that FAILS on
 # the module as it was when the issue was filed (the tree at BEFORE, the commit before
 # 2e3516b: kmod/ with its uapi header and scripts/hwcheck/, taken from git history).
-#   item 7 (portability), on this host: the old kmod/ against the newer kernel's headers
+#   item 7 (portability), on this host: the old kmod/ against the newer kernels' headers
 #     that `make kmod` compile-checks the module against;
+#   item 9 (eBPF tests counting other processes), on this host: the old and the current
+#     tests/ebpf/run.py test_binary_path beside another process of the same binary
+#     (ebpf_before.py; needs root and the tools built in EBPF_OUT, else SKIP);
 #   items 1-6 and 8, in the guest: one boot per item (tests/vm/run.sh with VM_ITEMS,
 #     init-before.sh), running the checks of `make vm-test` that cover the item, with
 #     tempo-vmtest built against the old uapi and the old tempo-hwcheck.
 # Prints one line per item, "FAILS on the old module as expected: <symptom>" or
 # "unexpectedly passes"; exit 0 when every item failed.
 # Usage: tests/vm/before.sh BUILD_DIR [NEWER_HEADERS_TREE...]
-# Env: BEFORE (commit, default 2e3516b^), VM_ITEMS (default "1 2 3 4 5 6 8").
+# Env: BEFORE (commit, default 2e3516b^), VM_ITEMS (default "1 2 3 4 5 6 8"), EBPF_OUT
+#   (the eBPF tools' build directory, `make ebpf`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -24,7 +28,7 @@ start=$(date +%s)
 # The old tree, and its module built against the guest kernel's headers.
 old=$build/old
 rm -rf "$old" && mkdir -p "$old"
-git -C "$repo" archive "$before" kmod scripts/hwcheck | tar -x -C "$old"
+git -C "$repo" archive "$before" kmod scripts/hwcheck tests/ebpf | tar -x -C "$old"
 echo "vm-test-before: the tree at $(git -C "$repo" log -1 --format='%h (%s)' "$before" | cut -c1-100)"
 make --no-print-directory -s -C "/usr/src/linux-headers-$kver" M="$old/kmod" modules >"$build/old-kmod.log" 2>&1 ||
   { cat "$build/old-kmod.log"; echo "vm-test-before: the old module does not build for $kver" >&2; exit 1; }
@@ -52,10 +56,20 @@ elif [ $# -gt 0 ]; then
   echo "vm-test-before: item 7: FAILS on the old module as expected ($(($# - built)) of $# newer kernels)"
 fi
 
+# Item 9: the eBPF test as it was, beside another process of the same binary.
+fail9=0
+if [ -n "${EBPF_OUT:-}" ] && [ -x "$EBPF_OUT/tempostat" ] && [ -x "$EBPF_OUT/probe-driver" ] &&
+  [ "$(id -u)" -eq 0 ]; then
+  /usr/bin/python3 "$here/ebpf_before.py" "$EBPF_OUT" "$old/tests/ebpf" >"$build/ebpf.log" 2>&1 || fail9=1
+  grep '^vm-test-before: ' "$build/ebpf.log" || { tail -20 "$build/ebpf.log"; fail9=1; }
+else
+  echo "vm-test-before: item 9: SKIP: needs root and the eBPF tools (make ebpf; EBPF_OUT)"
+fi
+
 # The guest items.
 rc=0
 VM_ITEMS=${VM_ITEMS:-1 2 3 4 5 6 8} VM_UAPI="$old/kmod/include/uapi" \
   VM_HWCHECK="$old/scripts/hwcheck/tempo-hwcheck" VM_TIMEOUT=${VM_TIMEOUT:-600} \
   "$here/run.sh" "$build" "$old/kmod/tempo.ko" || rc=$?
 echo "vm-test-before: done in $(($(date +%s) - start))s"
-[ $rc -eq 0 ] && [ $fail7 -eq 0 ]
+[ $rc -eq 0 ] && [ $fail7 -eq 0 ] && [ $fail9 -eq 0 ]
