@@ -83,7 +83,7 @@ static int tempo_open(struct inode *inode, struct file *file)
 	struct tempo_dev *dev = container_of(file->private_data, struct tempo_dev, misc);
 	struct tempo_file *tf;
 
-	tf = kzalloc(sizeof(*tf), GFP_KERNEL_ACCOUNT);
+	tf = kzalloc(sizeof(*tf), TEMPO_GFP_FILE);
 	if (!tf)
 		return -ENOMEM;
 	tf->dev = dev;

@@ -66,7 +66,7 @@ int tempo_file_pin_reserve_locked(struct tempo_file *tf, const u64 *exts, u32 nr
 	int ret;
 
 	for (i = 0; i < nr; i++) {
-		ret = xa_reserve(&tf->pins, exts[i], GFP_KERNEL_ACCOUNT);
+		ret = xa_reserve(&tf->pins, exts[i], TEMPO_GFP_FILE);
 		if (ret) {
 			while (i--)
 				xa_release(&tf->pins, exts[i]);
@@ -81,7 +81,7 @@ static void tempo_file_pin_set_locked(struct tempo_file *tf, u64 ext, u64 old, u
 	if (!old && v)
 		tf->nr_pinned++;
 	if (v) {
-		xa_store(&tf->pins, ext, xa_mk_value(v), GFP_KERNEL_ACCOUNT);
+		xa_store(&tf->pins, ext, xa_mk_value(v), TEMPO_GFP_FILE);
 	} else {
 		xa_erase(&tf->pins, ext);
 		tf->nr_pinned--;

@@ -164,7 +164,7 @@ long tempo_ioctl_set_events(struct tempo_file *tf, void __user *argp)
 	    e.reserved[2])
 		return -EINVAL;
 	if (e.mask && !READ_ONCE(tf->notices)) {
-		ring = kvcalloc(TEMPO_NOTICES_PER_FD, sizeof(*ring), GFP_KERNEL_ACCOUNT);
+		ring = kvcalloc(TEMPO_NOTICES_PER_FD, sizeof(*ring), TEMPO_GFP_FILE);
 		if (!ring)
 			return -ENOMEM;
 	}
@@ -275,10 +275,10 @@ long tempo_ioctl_stage(struct tempo_file *tf, void __user *argp)
 		return ret;
 
 	ret = -ENOMEM;
-	b = kvzalloc(struct_size(b, ext, nr_ext), GFP_KERNEL_ACCOUNT);
+	b = kvzalloc(struct_size(b, ext, nr_ext), TEMPO_GFP_FILE);
 	if (!b)
 		goto out_free_exts;
-	b->ev = kzalloc(sizeof(*b->ev), GFP_KERNEL_ACCOUNT);
+	b->ev = kzalloc(sizeof(*b->ev), TEMPO_GFP_FILE);
 	if (!b->ev)
 		goto out_free_batch;
 	fills = kvmalloc_array(nr_ext, sizeof(*fills), GFP_KERNEL);

@@ -41,6 +41,13 @@ struct tempo_bounce {
 /* Bounce buffers, allocated at load: fills beyond this many wait for one. */
 #define TEMPO_BOUNCE_BUFS 8
 
+/*
+ * Memory a file's calls allocate for it (its table, pins, batches, records, notice
+ * ring): charged to the caller's memory cgroup, and at the group's limit the call fails
+ * with -ENOMEM instead of invoking the OOM killer on the group.
+ */
+#define TEMPO_GFP_FILE (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL)
+
 /* One extent-sized piece of the fast tier. */
 struct tempo_slot {
 	struct tempo_dev *dev;

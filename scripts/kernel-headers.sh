@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Extracts (never installs) the build headers of the kernel a Debian meta package names into
-# DIR and prints the tree to pass to `make -C`. The headers package depends on that kernel's
+# Extracts (never installs) the build headers of the kernel a headers package names into DIR
+# and prints the tree to pass to `make -C`. The headers package depends on that kernel's
 # image: installing it would put a kernel on the host (and run mkinitramfs, minutes under
 # load) only to compile-check tempo.ko.
 # Usage: scripts/kernel-headers.sh PACKAGE DIR [SUITE]
@@ -20,7 +20,7 @@
 # - the compiler- and pahole-dependent config symbols are re-evaluated for the host's gcc
 #   and pahole (the table in host_has), since the headers ship no Kconfig files to rerun.
 set -euo pipefail
-[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 META_PACKAGE DIR [SUITE]" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 PACKAGE DIR [SUITE]" >&2; exit 2; }
 meta=$1
 dir=$(mkdir -p "$2" && cd "$2" && pwd)
 suite=${3-}
@@ -185,9 +185,12 @@ if [ ! -f "$dir/.done-$kver" ]; then
   mapfile -t -O 1 pkgs < <(depends "linux-headers-$kver" | grep -E '^linux-(headers|kbuild|.*-headers)-')
   rm -rf "$dir/root" "$dir/dl" "$dir/libc" && mkdir -p "$dir/root" "$dir/dl"
   (cd "$dir/dl" && download "${pkgs[@]}")
-  for deb in "$dir"/dl/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
+  mapfile -t debs < <(find "$dir/dl" -name '*.deb')
+  [ ${#debs[@]} -eq ${#pkgs[@]} ] ||
+    { echo "kernel-headers: ${#debs[@]} of ${#pkgs[@]} packages downloaded: ${pkgs[*]}" >&2; exit 1; }
+  for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$dir/root"; done
   rm -rf "$dir/dl"
-  [ -f "$tree/Makefile" ] || { echo "kernel-headers: no headers tree for $kver after download" >&2; exit 1; }
+  [ -f "$tree/Makefile" ] || { echo "kernel-headers: no headers tree for $kver in ${pkgs[*]}" >&2; exit 1; }
   # The arch tree names itself and the common tree by absolute path: point both into DIR.
   sed -i -e "s|^include /usr/src/|include $dir/root/usr/src/|" \
     -e "s|^KBUILD_OUTPUT=/usr/src/|KBUILD_OUTPUT=$dir/root/usr/src/|" "$tree/Makefile"

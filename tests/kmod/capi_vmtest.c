@@ -304,6 +304,10 @@ static void check_eviction_notices(struct run* r) {
          (long long)resident, (long long)evicted, (long long)read2, staged, (unsigned long long)n,
          (unsigned long long)(s1.evictions - s0.evictions));
   tempo_claim_cancel(r->ctx, again);
+  // Its fills hold their slots until they end (a filling slot is neither free nor evictable):
+  // closing the fd does not wait for them, and a STAGE meanwhile finds no room (-ENOSPC).
+  const int filled = kmod_wait_stages(fd, staged, 30000);
+  result(filled == staged, "other_fds_fills_end", "%d of %d STAGE records", filled, staged);
   close(fd);
 }
 
@@ -451,17 +455,34 @@ static int run_kmod(struct run* r, const char* dev, const char* disk) {
   check_eviction_notices(r);
   check_tempoctl(r);
 
+  // Every claim above has ended: nothing stays protected (up to 20 s for the loop to see the
+  // last completions: TCG on a loaded host is slow; the check is the state, not the time).
+  struct tempo_counters idle;
+  for (int i = 0; i < 200; i++) {
+    tempo_ctx_stats(r->ctx, &idle, sizeof idle);
+    if (idle.ledger_bytes == 0 && idle.claims_live == 0 && idle.outstanding_ops == 0) break;
+    usleep(100000);
+  }
+  result(idle.ledger_bytes == 0 && idle.claims_live == 0 && idle.outstanding_ops == 0,
+         "nothing_protected_after_the_checks", "ledger %llu live %llu outstanding %llu",
+         (unsigned long long)idle.ledger_bytes, (unsigned long long)idle.claims_live,
+         (unsigned long long)idle.outstanding_ops);
+
   // The last reference cancels live claims and closes the fd: the kernel holds no pin.
   tempo_claim_id live = 0;
   struct tempo_object m[2];
   manifest(r, 1, 2, m);
   tempo_claim_report(r->ctx, m, 2, 0, &live);
   rc = make_ready(r, live);
+  struct tempo_counters s;
+  tempo_ctx_stats(r->ctx, &s, sizeof s);
   const uint64_t held = kmod_pins(dev);
   tempo_ctx_unref(r->ctx);
   const uint64_t after = kmod_pins(dev);
-  result(rc == 0 && held > 0 && after == 0, "unref_drops_every_pin", "ready %d pins %llu -> %llu",
-         rc, (unsigned long long)held, (unsigned long long)after);
+  result(rc == 0 && held > 0 && after == 0, "unref_drops_every_pin",
+         "ready %d pins %llu -> %llu (ledger %llu of %llu, live %llu)", rc,
+         (unsigned long long)held, (unsigned long long)after, (unsigned long long)s.ledger_bytes,
+         (unsigned long long)s.budget_bytes, (unsigned long long)s.claims_live);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/tempo.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -28,6 +29,25 @@ int kmod_stage_unpinned(int fd, uint64_t offset, uint64_t length, uint64_t ticke
   struct tempo_range range = {offset, length};
   struct tempo_stage st = {.ranges = (uintptr_t)&range, .nr_ranges = 1, .ticket = ticket};
   return ioctl(fd, TEMPO_IOC_STAGE, &st) == 0 ? 0 : -errno;
+}
+
+int kmod_wait_stages(int fd, int n, int timeout_ms) {
+  int seen = 0;
+  struct tempo_completion recs[16];
+  while (seen < n) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    const int ready = poll(&p, 1, timeout_ms);
+    if (ready < 0) return -errno;
+    if (ready == 0) break;
+    const ssize_t got = read(fd, recs, sizeof(recs));
+    if (got < 0) return -errno;
+    for (const char* at = (const char*)recs; at < (const char*)recs + got;) {
+      const struct tempo_completion* rec = (const struct tempo_completion*)at;
+      seen += rec->kind == TEMPO_REC_STAGE;
+      at += rec->len;
+    }
+  }
+  return seen;
 }
 
 uint64_t kmod_pins(const char* dev) {

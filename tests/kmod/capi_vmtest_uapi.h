@@ -16,5 +16,8 @@ int kmod_open(const char* dev);
 int kmod_reset(int fd);
 // STAGE of [offset, offset + length) on fd without a pin: 0 or -errno.
 int kmod_stage_unpinned(int fd, uint64_t offset, uint64_t length, uint64_t ticket);
+// Reads fd's records until `n` STAGE completions have come (up to timeout_ms without one):
+// how many came, or -errno.
+int kmod_wait_stages(int fd, int n, int timeout_ms);
 // The kernel-wide sum of pin counts (STATS) through a new fd, UINT64_MAX on error.
 uint64_t kmod_pins(const char* dev);

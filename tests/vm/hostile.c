@@ -57,7 +57,7 @@ static void test_pin_count_cap(void) {
   int ok = 0;
   while (ok < 5000 && pin1(fd, 0, e) == 0) ok++;
   CHECK(ok == 4096 && errno == EDQUOT, "%d pins, then %s; want 4096 then EDQUOT", ok,
-        strerrorname(errno));
+        ok == 5000 ? "no refusal" : strerrorname(errno));
   struct tempo_query q = query1(fd, 0, e);
   CHECK(q.min_pins == 4096 && q.own_min_pins == 4096, "pins %u own %u", q.min_pins, q.own_min_pins);
   CHECK(stats(fd).pins == 4096, "STATS pins %llu", (unsigned long long)stats(fd).pins);
@@ -69,8 +69,10 @@ static void test_pin_count_cap(void) {
 
 static void test_no_exec_mapping(void) {
   int fd = dev_open();
-  CHECK(mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0) == MAP_FAILED && errno == EPERM,
-        "PROT_EXEC mapping: %s", strerrorname(errno));
+  void* m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+  CHECK(m == MAP_FAILED && errno == EPERM, "PROT_EXEC mapping: %s",
+        m == MAP_FAILED ? strerrorname(errno) : "succeeded");
+  if (m != MAP_FAILED) munmap(m, 4096);
   int e = mprotect_errno(fd, PROT_READ | PROT_EXEC);
   CHECK(e == EACCES, "mprotect to executable: %s", e < 0 ? "no mapping" : strerrorname(e));
   close(fd);
@@ -147,12 +149,14 @@ static void test_unpin_vs_failing_batch(void) {
   struct tempo_query q = query1(fd, 0, dut.info.size);
   CHECK(q.pinned_bytes == 0, "QUERY pinned %llu", (unsigned long long)q.pinned_bytes);
   // A failed read counts as an error, not as bytes read.
-  CHECK(s1.staged_bytes - s0.staged_bytes == e && s1.fill_errors - s0.fill_errors == 1 &&
-            s1.stage_errors - s0.stage_errors == 1,
-        "staged_bytes +%llu fill_errors +%llu stage_errors +%llu",
+  CHECK(s1.staged_bytes - s0.staged_bytes == e && s1.stage_errors - s0.stage_errors == 1,
+        "staged_bytes +%llu stage_errors +%llu",
         (unsigned long long)(s1.staged_bytes - s0.staged_bytes),
-        (unsigned long long)(s1.fill_errors - s0.fill_errors),
         (unsigned long long)(s1.stage_errors - s0.stage_errors));
+#ifdef TEMPO_IOC_SET_EVENTS  // fill_errors came with the record stream
+  CHECK(s1.fill_errors - s0.fill_errors == 1, "fill_errors +%llu",
+        (unsigned long long)(s1.fill_errors - s0.fill_errors));
+#endif
   close(fd);
 }
 

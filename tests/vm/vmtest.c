@@ -5,7 +5,8 @@
 //   tempo-vmtest bench DEV DISK BYTES          staging bandwidth over the first BYTES
 //   tempo-vmtest stage-exit DEV OFFSET LENGTH  stage a range and exit without waiting
 //   tempo-vmtest daxhold DAXDEV BYTES READY    use a dax device as another program would
-// Groups: api badinput data fdclose concurrency trace events hostile slow huge fdlimit fuzz.
+// Groups: api badinput data fdclose concurrency trace events hostile slow huge fdlimit fuzz
+// memcg (TEMPO_VMTEST_ONLY=name,name... runs only the tests named).
 // Nothing writes to DISK.
 #define _GNU_SOURCE
 #include "vmtest.h"
@@ -36,7 +37,17 @@ void tfail(const char* file, int line, const char* fmt, ...) {
   va_end(ap);
 }
 
+// TEMPO_VMTEST_ONLY (a comma-separated list of test names) runs only those tests.
+static bool selected(const char* name) {
+  const char* only = getenv("TEMPO_VMTEST_ONLY");
+  const size_t n = strlen(name);
+  for (const char* p = only; p && *p; p += strcspn(p, ","), p += *p == ',')
+    if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0')) return true;
+  return !only;
+}
+
 void run_test(const char* name, void (*fn)(void)) {
+  if (!selected(name)) return;
   struct tcase t = {.name = name};
   cur = &t;
   fn();
@@ -160,14 +171,21 @@ static int mkimage(const char* path, uint64_t bytes) {
   return close(fd) ? 1 : 0;
 }
 
+// Built against the uapi of the module before issue 18 too (`make vm-test-before`), which
+// lacks the record stream: the groups that need it are left out there.
 static const struct {
   const char* name;
   void (*fn)(void);
 } kGroups[] = {
-    {"api", tests_api},         {"badinput", tests_badinput},       {"data", tests_data},
-    {"fdclose", tests_fdclose}, {"concurrency", tests_concurrency}, {"trace", tests_trace},
-    {"events", tests_events},   {"hostile", tests_hostile},         {"slow", tests_slow},
-    {"huge", tests_huge},       {"fdlimit", tests_fdlimit},         {"fuzz", tests_fuzz},
+#ifdef TEMPO_IOC_SET_EVENTS
+    {"api", tests_api},           {"events", tests_events},
+    {"fuzz", tests_fuzz},
+#endif
+    {"badinput", tests_badinput}, {"data", tests_data},
+    {"fdclose", tests_fdclose},   {"concurrency", tests_concurrency},
+    {"trace", tests_trace},       {"hostile", tests_hostile},
+    {"slow", tests_slow},         {"huge", tests_huge},
+    {"fdlimit", tests_fdlimit},   {"memcg", tests_memcg},
 };
 
 int stage_bench(uint64_t bytes) {
@@ -191,7 +209,8 @@ int stage_bench(uint64_t bytes) {
   return 0;
 }
 
-// Another user of a dax device: maps BYTES of it, writes the pattern, creates READY, waits
+// Another user of a dax device: maps BYTES of it, writes its own data (the disk's pattern
+// inverted, so staging the disk into the range cannot look like it), creates READY, waits
 // for SIGTERM, then exits 0 only if every byte it wrote is still there.
 static volatile sig_atomic_t stop_hold;
 static void on_term(int sig) { stop_hold = sig; }
@@ -202,14 +221,14 @@ static int dax_hold(const char* path, const char* bytes_s, const char* ready) {
   if (fd < 0) return perror(path), 2;
   uint64_t* m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (m == MAP_FAILED) return perror("mmap"), 2;
-  for (uint64_t i = 0; i < bytes / 8; i++) m[i] = pattern_word(i);
+  for (uint64_t i = 0; i < bytes / 8; i++) m[i] = ~pattern_word(i);
   signal(SIGTERM, on_term);
   int r = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (r < 0) return perror(ready), 2;
   close(r);
   while (!stop_hold) pause();
   uint64_t bad = 0;
-  for (uint64_t i = 0; i < bytes / 8; i++) bad += m[i] != pattern_word(i);
+  for (uint64_t i = 0; i < bytes / 8; i++) bad += m[i] != ~pattern_word(i);
   if (bad) fprintf(stderr, "daxhold: %llu words changed\n", (unsigned long long)bad);
   return bad ? 1 : 0;
 }

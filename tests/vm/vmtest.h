@@ -98,6 +98,7 @@ void tests_hostile(void);
 void tests_slow(void);
 void tests_huge(void);
 void tests_fdlimit(void);
+void tests_memcg(void);
 void tests_fuzz(void);
 
 // The slow test disk (init.sh): reads in this range fail with EIO.
