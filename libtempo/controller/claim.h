@@ -61,6 +61,7 @@ struct Claim {
   int error = 0;  // kFailed: why
   uint64_t report_seq = 0;
   int64_t order_pos = -1;       // position in the runtime's latest request order, -1 none
+  uint64_t behind = 0;          // ... and requests after it in its own engine's queue
   std::vector<ObjectKey> keys;  // the manifest's keys in order: extents, ordinary read
   bool ordinary_read = false;   // ORDINARY: its ordinary read was started
   uint32_t group = 0;           // its share group (Controller::set_share), 0 none

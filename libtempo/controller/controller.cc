@@ -200,6 +200,29 @@ int Controller::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
 }
 
 int Controller::update_order(std::span<const ClaimId> order, size_t lanes) {
+  // Place i is lane i % lanes's; the places after it in its lane are every lanes-th.
+  const size_t stride = std::max<size_t>(lanes, 1);
+  return place_order(order, [&](size_t i) { return (order.size() - 1 - i) / stride; });
+}
+
+int Controller::update_orders(std::span<const std::span<const ClaimId>> orders) {
+  std::vector<ClaimId> merged;
+  std::vector<uint64_t> behind;
+  for (size_t rank = 0;; ++rank) {
+    bool any = false;
+    for (std::span<const ClaimId> o : orders) {
+      if (rank >= o.size()) continue;
+      any = true;
+      merged.push_back(o[rank]);
+      behind.push_back(o.size() - 1 - rank);
+    }
+    if (!any) break;
+  }
+  return place_order(merged, [&](size_t i) { return behind[i]; });
+}
+
+template <class BehindAt>
+int Controller::place_order(std::span<const ClaimId> order, BehindAt behind_at) {
   // Ids below next_id_ that are not held belong to erased (ended) claims: nothing to order.
   for (ClaimId id : order)
     if (id >= next_id_) return -ENOENT;
@@ -209,14 +232,13 @@ int Controller::update_order(std::span<const ClaimId> order, size_t lanes) {
     if (c->state == ClaimState::kPlanned) rest_.emplace(c->report_seq, c->id);
   }
   order_.clear();
-  order_size_ = order.size();
-  order_lanes_ = std::max<size_t>(lanes, 1);
   for (size_t i = 0; i < order.size(); ++i) {
     Claim* found = find(order[i]);
     if (found == nullptr || claim_state_terminal(found->state)) continue;  // ended
     Claim& c = *found;
     if (c.order_pos >= 0) continue;  // listed twice: the first place counts
     c.order_pos = static_cast<int64_t>(i);
+    c.behind = behind_at(i);
     order_.push_back(&c);
     rest_.erase(c.report_seq);
   }
@@ -247,10 +269,7 @@ bool Controller::eligible(Claim& c) {
   return false;
 }
 
-uint64_t Controller::behind(const Claim& c) const {
-  return c.order_pos < 0 ? 0
-                         : (order_size_ - 1 - static_cast<uint64_t>(c.order_pos)) / order_lanes_;
-}
+uint64_t Controller::behind(const Claim& c) const { return c.order_pos < 0 ? 0 : c.behind; }
 
 void Controller::leave_planned(Claim& c) {
   rest_.erase(c.report_seq);

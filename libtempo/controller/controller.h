@@ -112,6 +112,11 @@ class Controller final : public ProviderListener {
   // `lanes` > 1: the queues of that many engines interleaved place by place (place r * lanes
   // + e is engine e's rank r); a claim's requests behind it are those of its own lane.
   int update_order(std::span<const ClaimId> order, size_t lanes = 1);
+  // Several engines' waiting queues, each in its own scheduling order: the order is their
+  // round robin (every queue's first entry, queues in the order given, then every second
+  // one...; a queue that has ended drops out), and a claim's requests behind it are those
+  // after it in its own queue. Errors as update_order.
+  int update_orders(std::span<const std::span<const ClaimId>> orders);
   // The runtime is about to retrieve: commits now if it can, else the ordinary path.
   // -ENOENT unknown, -EINVAL terminal or transferring, the claim's error if FAILED.
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome);
@@ -186,8 +191,12 @@ class Controller final : public ProviderListener {
   Claim* find(ClaimId id);
   void set_state(Claim& c, ClaimState to);
   bool eligible(Claim& c);
-  // Requests the runtime's latest order places behind `c` in its lane (0 when it is not in
-  // the order).
+  // Takes `order` as the runtime's latest, `behind_at(i)` the requests of place i's own
+  // engine queued after it.
+  template <class BehindAt>
+  int place_order(std::span<const ClaimId> order, BehindAt behind_at);
+  // Requests the runtime's latest order places behind `c` in its own engine's queue (0 when
+  // it is not in the order).
   uint64_t behind(const Claim& c) const;
   void evaluate_one(Claim& c);
   void attempt(Claim& c);
@@ -213,8 +222,6 @@ class Controller final : public ProviderListener {
   // The runtime's latest order. Nodes of claims_ do not move and a claim leaves this list
   // before it is erased, so the pass walks pointers instead of looking each id up.
   std::vector<Claim*> order_;
-  size_t order_size_ = 0;   // entries in the runtime's latest order, placeholders included
-  size_t order_lanes_ = 1;  // engines interleaved in it
   std::map<uint64_t, ClaimId> rest_;    // PLANNED claims outside order_, by report order
   std::vector<ClaimId> ready_notices_;  // committed ready during a pass, told after it
   std::deque<ClaimId> ended_;           // ended claims not erased yet, in the order they ended

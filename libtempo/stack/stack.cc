@@ -48,6 +48,10 @@ int Stack::update_order(std::span<const ClaimId> order, size_t lanes) {
   return controller_.update_order(order, lanes);
 }
 
+int Stack::update_orders(std::span<const std::span<const ClaimId>> orders) {
+  return controller_.update_orders(orders);
+}
+
 int Stack::request_retrieval(ClaimId id, RetrievalOutcome* outcome) {
   return controller_.request_retrieval(id, outcome);
 }

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <functional>
+#include <span>
+#include <vector>
 
 #include "controller/controller.h"
 #include "stack/sim_stack.h"
@@ -72,13 +75,18 @@ class RiskControllerTest : public ::testing::Test {
     rt = std::make_unique<SimStack>(c);
     for (ObjectKey k = 1; k <= 5; ++k) rt->device.add_object(k, 100);
   }
-  // The time the claim commits, reported at t = 0 with point TTU 800 ms and `spread`.
-  TimeNs committed_at(PolicySpec policy, const TtuQuantiles& spread) {
+  // The time the claim commits, reported at t = 0 with point TTU 800 ms and `spread`, then
+  // ordered by `order` (given the claim's id; nothing when it is null).
+  TimeNs committed_at(PolicySpec policy, const TtuQuantiles& spread,
+                      const std::function<int(Stack&, ClaimId)>& order = nullptr) {
     make(policy);
     Manifest m;
     for (ObjectKey k = 1; k <= 5; ++k) m.push_back({k, 100});
     ClaimId id = 0;
     EXPECT_EQ(rt->stack.report(m, 800 * kMs, &id, &spread), 0);
+    if (order) {
+      EXPECT_EQ(order(rt->stack, id), 0);
+    }
     rt->driver.events().run_until(2 * kNsPerSec);
     return rt->stack.controller().claim(id)->timing.committed;
   }
@@ -86,20 +94,27 @@ class RiskControllerTest : public ::testing::Test {
   static PolicySpec quarter() {
     return PolicySpec{CommitPolicy::kTempoRisk, 0, 3 * 500.0 / (1ull << 30)};
   }
-  // The time the claim commits, reported at t = 0 as above, then ordered by the runtime
-  // after `ahead` requests and before `behind` ones, none of them with a claim.
+  // The time the claim commits, ordered by the runtime after `ahead` requests and before
+  // `behind` ones, none of them with a claim.
   TimeNs committed_in_queue(PolicySpec policy, const TtuQuantiles& spread, size_t ahead,
                             size_t behind, size_t lanes = 1) {
-    make(policy);
-    Manifest m;
-    for (ObjectKey k = 1; k <= 5; ++k) m.push_back({k, 100});
-    ClaimId id = 0;
-    EXPECT_EQ(rt->stack.report(m, 800 * kMs, &id, &spread), 0);
-    std::vector<ClaimId> order(ahead + 1 + behind, kNoClaim);
-    order[ahead] = id;
-    EXPECT_EQ(rt->stack.update_order(order, lanes), 0);
-    rt->driver.events().run_until(2 * kNsPerSec);
-    return rt->stack.controller().claim(id)->timing.committed;
+    return committed_at(policy, spread, [&](Stack& s, ClaimId id) {
+      std::vector<ClaimId> order(ahead + 1 + behind, kNoClaim);
+      order[ahead] = id;
+      return s.update_order(order, lanes);
+    });
+  }
+  // The time the claim commits, first in its engine's queue with `behind` requests after
+  // it, that queue given after another engine's of `other` requests (update_orders).
+  TimeNs committed_in_orders(PolicySpec policy, const TtuQuantiles& spread, size_t behind,
+                             size_t other) {
+    return committed_at(policy, spread, [&](Stack& s, ClaimId id) {
+      const std::vector<ClaimId> others(other, kNoClaim);
+      std::vector<ClaimId> own(1 + behind, kNoClaim);
+      own[0] = id;
+      const std::span<const ClaimId> orders[] = {others, own};
+      return s.update_orders(orders);
+    });
   }
   std::unique_ptr<SimStack> rt;
 };
@@ -133,6 +148,20 @@ TEST_F(RiskControllerTest, RequestsQueuedBehindCommitEarlier) {
   EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3), 0);
   // Two engines' queues interleaved: of the three places after it, one is its own engine's.
   EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3, 2), 50 * kMs);
+}
+
+// Several engines' queues given apart (a tempod's clients): a claim counts only its own
+// engine's requests behind it, however deep the others' queues.
+TEST_F(RiskControllerTest, OtherEnginesQueuesDoNotCountBehindAClaim) {
+  const TtuQuantiles spread{{400 * kMs, 700 * kMs, 800 * kMs, 1000 * kMs, 1200 * kMs}};
+  // Nobody of its own behind: the 0.25 quantile, at 200 ms, as alone.
+  EXPECT_EQ(committed_in_orders(quarter(), spread, 0, 0), 200 * kMs);
+  EXPECT_EQ(committed_in_orders(quarter(), spread, 0, 9), 200 * kMs);
+  // One of its own behind: the 50 ms tick, whatever the other engine's depth.
+  EXPECT_EQ(committed_in_orders(quarter(), spread, 1, 0), 50 * kMs);
+  EXPECT_EQ(committed_in_orders(quarter(), spread, 1, 9), 50 * kMs);
+  // Three of its own: at once.
+  EXPECT_EQ(committed_in_orders(quarter(), spread, 3, 9), 0);
 }
 
 TEST_F(RiskControllerTest, LateTransfersRecalibrate) {

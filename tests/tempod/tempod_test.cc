@@ -83,6 +83,14 @@ class TempodTest : public ::testing::Test {
     tempo_config_free(cfg);
     return r;
   }
+  // Starts tempod with `conf` among its top-level keys, then two engines' clients.
+  void start_two_engines(const std::string& conf, const char* name_a, tempo_ctx** a,
+                         const char* name_b, tempo_ctx** b) {
+    write_conf(conf);
+    start_daemon();
+    ASSERT_EQ(client(a, name_a), 0);
+    ASSERT_EQ(client(b, name_b), 0);
+  }
   tempo_ctx* must_client() const {
     tempo_ctx* c = nullptr;
     EXPECT_EQ(client(&c), 0);
@@ -879,16 +887,44 @@ TEST_F(TempodTest, RuntimeStepSendsTheSpreadToTheDaemonsRiskRule) {
   }
 }
 
+// Under tempo-risk a claim's requests behind it are those of its own engine's queue, not
+// the other engines' the daemon merges with it. W = 0.00005 GiB*s against the 256 KiB claim
+// (B = 0.000244 GiB): nobody behind, the ratio is 0.83 and the straddling step's quantile
+// there is ~330 ms, after the ~125 ms TTR: the claim waits. Engine B's 64 waiting requests
+// do not count; 64 of its own engine's behind it (ratio 0.07, quantile ~16 ms) commit it.
+TEST_F(TempodTest, RiskCountsOnlyTheClaimsOwnEnginesQueueBehindIt) {
+  tempo_ctx* a = nullptr;
+  tempo_ctx* b = nullptr;
+  start_two_engines("policy = tempo-risk:0.00005\ncalibration_rate = 2MiB\ntick = 60s\n",
+                    "engine-a", &a, "engine-b", &b);
+  ASSERT_FALSE(HasFatalFailure());
+  put(a, 71);
+  const tempo_object objs[] = {{71, kObjectBytes}};
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(a, objs, 1, 3'600'000'000'000, &id), 0);
+  std::vector<tempo_claim_id> queue(64, TEMPO_NO_CLAIM);
+  ASSERT_EQ(tempo_order_update(b, queue.data(), queue.size()), 0);
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_test::run_straddling_step(a, id, &info), 0);  // orders A's queue: the claim
+  EXPECT_GT(info.ttu_ns, 140'000'000);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
+  queue.insert(queue.begin(), id);
+  ASSERT_EQ(tempo_order_update(a, queue.data(), queue.size()), 0);
+  ASSERT_EQ(tempo_claim_query(a, id, &info, sizeof info), 0);
+  EXPECT_NE(info.state, TEMPO_CLAIM_PLANNED);
+  ASSERT_EQ(tempo_claim_cancel(a, id), 0);
+  tempo_ctx_unref(b);
+  tempo_ctx_unref(a);
+}
+
 // Shares of the protected budget: two engines weighted 1:3, both asking for more than the
 // budget, each gets its part; an engine without live claims lends its part, and gets it
 // back as the borrower's claims end (commitments are never revoked).
 TEST_F(TempodTest, SharesDivideTheBudgetAndAnIdleEnginesPartIsLent) {
-  write_conf("daemon.shares = small:1,big:3\n");
-  start_daemon();
   tempo_ctx* small = nullptr;
   tempo_ctx* big = nullptr;
-  ASSERT_EQ(client(&small, "small"), 0);
-  ASSERT_EQ(client(&big, "big"), 0);
+  start_two_engines("daemon.shares = small:1,big:3\n", "small", &small, "big", &big);
+  ASSERT_FALSE(HasFatalFailure());
   for (uint64_t k = 0; k < 56; ++k) put(small, 1000 + k);
   // 16 claims of small (4 MiB) and 40 of big (10 MiB) against 8 MiB, planned for later.
   std::vector<tempo_claim_id> sc;

@@ -935,26 +935,17 @@ size_t Server::engine_gone(Engine& e) {
 }
 
 int Server::merge_orders(Stack& s) {
-  // Round robin over the connections' queues, oldest connection first: each engine's
-  // order is kept, and no engine's queue starves another's.
+  // Round robin over the engines' queues (Controller::update_orders), oldest connection
+  // first: each engine's order is kept, no engine's queue starves another's, and a claim's
+  // requests behind it are its own engine's.
   std::vector<const Engine*> by_id;
   for (auto& [id, c] : conns_)  // in id order; an engine's queue at its first connection
     if (c->engine && !c->engine->order.empty() &&
         std::find(by_id.begin(), by_id.end(), c->engine.get()) == by_id.end())
       by_id.push_back(c->engine.get());
-  std::vector<ClaimId> merged;
-  ClaimView v;
-  for (size_t i = 0;; ++i) {
-    bool any = false;
-    for (const Engine* e : by_id) {
-      if (i >= e->order.size()) continue;
-      any = true;
-      const ClaimId id = e->order[i];
-      if (id == TEMPO_NO_CLAIM || s.query(id, &v) == 0) merged.push_back(id);
-    }
-    if (!any) break;
-  }
-  return s.update_order(merged);
+  std::vector<std::span<const ClaimId>> orders;
+  for (const Engine* e : by_id) orders.emplace_back(e->order);
+  return s.update_orders(orders);
 }
 
 void Server::check_waiters(Stack& s) {
