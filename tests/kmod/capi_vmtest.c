@@ -403,6 +403,21 @@ static void check_tempoctl(struct run* r) {
          "exit %d, want %s and %s in: %.300s", status, want_dev, want_released, out);
 }
 
+// Waits (up to 60 s: TCG on a loaded host is slow; the check is the state, not the time)
+// until the context's ledger, live claims, pinned bytes and operations in flight and the
+// kernel's pins are all zero.
+static bool all_drained(struct run* r, struct tempo_counters* s, uint64_t* pins) {
+  for (int i = 0; i < 600; i++) {
+    tempo_ctx_stats(r->ctx, s, sizeof *s);
+    *pins = kmod_pins(r->dev_path);
+    if (s->ledger_bytes == 0 && s->claims_live == 0 && s->pinned_bytes == 0 &&
+        s->outstanding_ops == 0 && *pins == 0)
+      return true;
+    usleep(100000);
+  }
+  return false;
+}
+
 static int run_kmod(struct run* r, const char* dev, const char* disk) {
   r->device = "kmod";
   r->dev_path = dev;
@@ -455,18 +470,13 @@ static int run_kmod(struct run* r, const char* dev, const char* disk) {
   check_eviction_notices(r);
   check_tempoctl(r);
 
-  // Every claim above has ended: nothing stays protected (up to 20 s for the loop to see the
-  // last completions: TCG on a loaded host is slow; the check is the state, not the time).
+  // Every claim above has ended: nothing stays protected or pinned, nothing in flight.
   struct tempo_counters idle;
-  for (int i = 0; i < 200; i++) {
-    tempo_ctx_stats(r->ctx, &idle, sizeof idle);
-    if (idle.ledger_bytes == 0 && idle.claims_live == 0 && idle.outstanding_ops == 0) break;
-    usleep(100000);
-  }
-  result(idle.ledger_bytes == 0 && idle.claims_live == 0 && idle.outstanding_ops == 0,
-         "nothing_protected_after_the_checks", "ledger %llu live %llu outstanding %llu",
+  uint64_t idle_pins = 0;
+  result(all_drained(r, &idle, &idle_pins), "nothing_protected_after_the_checks",
+         "ledger %llu live %llu outstanding %llu kernel pins %llu",
          (unsigned long long)idle.ledger_bytes, (unsigned long long)idle.claims_live,
-         (unsigned long long)idle.outstanding_ops);
+         (unsigned long long)idle.outstanding_ops, (unsigned long long)idle_pins);
 
   // The last reference cancels live claims and closes the fd: the kernel holds no pin.
   tempo_claim_id live = 0;
@@ -516,19 +526,6 @@ static int daemon_place(struct run* r, size_t n) {
   result(rc == 0 && again == -EEXIST && misaligned == -EINVAL, "place_through_daemon",
          "%d, again %d (want -EEXIST), misaligned %d (want -EINVAL)", rc, again, misaligned);
   return rc;
-}
-
-// Waits (up to 60 s: TCG on a loaded host is slow; the check is the state, not the time)
-// until the daemon's ledger, its live claims and the kernel's pins are all zero.
-static bool daemon_drained(struct run* r, struct tempo_counters* s, uint64_t* pins) {
-  for (int i = 0; i < 600; i++) {
-    tempo_ctx_stats(r->ctx, s, sizeof *s);
-    *pins = kmod_pins(r->dev_path);
-    if (s->ledger_bytes == 0 && s->claims_live == 0 && s->pinned_bytes == 0 && *pins == 0)
-      return true;
-    usleep(100000);
-  }
-  return false;
 }
 
 // One engine process: report objects first..first+1, stage them, read them in place and
@@ -616,7 +613,7 @@ static int run_daemon(struct run* r, const char* socket, const char* dev, const 
   }
   struct tempo_counters s;
   uint64_t pins = 0;
-  const bool drained = daemon_drained(r, &s, &pins);
+  const bool drained = all_drained(r, &s, &pins);
   result(drained && s.claims_released >= 2, "nothing_left_after_release",
          "ledger %llu live %llu pinned %llu kernel pins %llu released %llu",
          (unsigned long long)s.ledger_bytes, (unsigned long long)s.claims_live,
@@ -666,7 +663,7 @@ static int run_daemon_kill(struct run* r, const char* socket, const char* dev) {
   waitpid(victim, &status, 0);
   struct tempo_counters s;
   uint64_t pins = 0;
-  const bool drained = daemon_drained(r, &s, &pins);
+  const bool drained = all_drained(r, &s, &pins);
   result(drained && s.claims_cancelled >= mid.claims_cancelled + 1, "killed_client_leaves_nothing",
          "ledger %llu live %llu pinned %llu kernel pins %llu cancelled %llu -> %llu",
          (unsigned long long)s.ledger_bytes, (unsigned long long)s.claims_live,
@@ -680,7 +677,7 @@ static int run_daemon_kill(struct run* r, const char* socket, const char* dev) {
   if (rc == 0) rc = make_ready(r, id);
   if (rc == 0) rc = tempo_claim_transfer_begin(r->ctx, id);
   if (rc == 0) rc = tempo_claim_transfer_end(r->ctx, id);
-  result(rc == 0 && daemon_drained(r, &s, &pins), "daemon_serves_after_kill", "%d", rc);
+  result(rc == 0 && all_drained(r, &s, &pins), "daemon_serves_after_kill", "%d", rc);
   tempo_ctx_unref(r->ctx);
   return 0;
 }

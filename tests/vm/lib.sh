@@ -238,21 +238,35 @@ check_dax_bound_refused() {
 	daxhold_end
 	result cxl.other_users_data_intact $?
 }
+# hwcheck_dax BOUND BACKING [ARG...]: tempo-hwcheck on dax0.0 (16 MiB, bounce fills,
+# bandwidth not judged) over BACKING, killed after BOUND seconds; its output in
+# /tmp/hwcheck.log. Returns its exit status.
+hwcheck_dax() {
+	hw_bound=$1 hw_backing=$2
+	shift 2
+	timeout -s KILL $hw_bound tempo-hwcheck --backing "$hw_backing" --dax dax0.0 --module "$KO" \
+		--dax-bounce --fast-mb 16 --min-ratio 0 "$@" >/tmp/hwcheck.log 2>&1
+}
+# hwcheck_done NAME STATUS WHY: the check's result (hwcheck's output shown when it failed),
+# then the module unloaded and dax0.0 given back where the run left them.
+hwcheck_done() {
+	[ $2 -eq 0 ] || sed 's/^/# /' /tmp/hwcheck.log
+	result $1 $2 "$3"
+	[ -e /sys/module/tempo ] && rmmod tempo
+	[ -c /dev/dax0.0 ] || daxctl enable-device dax0.0 >/dev/null 2>&1
+}
 # Item 8: hwcheck refuses a DAX device another program uses, and leaves its data alone.
 check_hwcheck_refuses_dax_in_use() {
 	daxhold_start
-	timeout -s KILL 300 tempo-hwcheck --backing $DISK --dax dax0.0 --module "$KO" --dax-bounce \
-		--fast-mb 16 --min-ratio 0 >/tmp/hwcheck.log 2>&1
+	hwcheck_dax 300 $DISK
 	rc=$?
 	daxhold_end
 	held=$?
 	[ $rc -ne 0 ] && grep -q "^FAIL dax.not_in_use: /dev/dax0.0 is open or mapped by PID $holder" /tmp/hwcheck.log &&
 		! grep -q '^PASS kmod.load' /tmp/hwcheck.log && [ $held -eq 0 ] && [ ! -e /sys/module/tempo ]
 	rc=$?
-	[ $rc -eq 0 ] || sed 's/^/# /' /tmp/hwcheck.log
-	result hwcheck.refuses_dax_in_use $rc "hwcheck exit $rc, holder's data intact: $([ $held -eq 0 ] && echo yes || echo no)"
-	[ -e /sys/module/tempo ] && rmmod tempo
-	[ -c /dev/dax0.0 ] || daxctl enable-device dax0.0 >/dev/null 2>&1
+	hwcheck_done hwcheck.refuses_dax_in_use $rc \
+		"hwcheck exit $rc, holder's data intact: $([ $held -eq 0 ] && echo yes || echo no)"
 }
 # Item 8: a kernel warning logged during a step fails that step and stops the check (the
 # suite step's program logs one, tagged $INJECTED, then runs the badinput group; other
@@ -265,8 +279,7 @@ check_hwcheck_stops_at_kernel_warning() {
 		exec tempo-vmtest run "\$2" "\$3" badinput
 	EOF
 	chmod +x /tmp/warning-suite
-	timeout -s KILL 300 tempo-hwcheck --backing $DISK --dax dax0.0 --module "$KO" --dax-bounce \
-		--fast-mb 16 --bench-mb 4 --min-ratio 0 --suite /tmp/warning-suite >/tmp/hwcheck.log 2>&1
+	hwcheck_dax 300 $DISK --bench-mb 4 --suite /tmp/warning-suite
 	rc=$?
 	why="hwcheck exit $rc, $(grep -c '^FAIL dmesg\.' /tmp/hwcheck.log) dmesg failures"
 	[ $rc -ne 0 ] && grep -q '^FAIL dmesg.suite: ' /tmp/hwcheck.log &&
@@ -274,10 +287,7 @@ check_hwcheck_stops_at_kernel_warning() {
 		! grep -qE '^(PASS|FAIL) (bench|fio|bandwidth)' /tmp/hwcheck.log &&
 		grep -q '^PASS kmod.unload' /tmp/hwcheck.log && [ ! -e /sys/module/tempo ] && [ -c /dev/dax0.0 ]
 	rc=$?
-	[ $rc -eq 0 ] || sed 's/^/# /' /tmp/hwcheck.log
-	result hwcheck.stops_at_kernel_warning $rc "$why"
-	[ -e /sys/module/tempo ] && rmmod tempo
-	[ -c /dev/dax0.0 ] || daxctl enable-device dax0.0 >/dev/null 2>&1
+	hwcheck_done hwcheck.stops_at_kernel_warning $rc "$why"
 }
 # Item 8: a backing device too slow for the step timeout: each step fails in bounded time
 # with its output shown; nothing hangs. (A hwcheck without --step-timeout gets none, and
@@ -286,8 +296,7 @@ check_hwcheck_slow_disk() {
 	opt=
 	tempo-hwcheck --help | grep -q -- --step-timeout && opt="--step-timeout 5"
 	t0=$(date +%s)
-	timeout -s KILL 90 tempo-hwcheck --backing "$SLOW" --dax dax0.0 --module "$KO" --dax-bounce \
-		--fast-mb 16 --bench-mb 4 --min-ratio 0 $opt >/tmp/hwcheck.log 2>&1
+	hwcheck_dax 90 "$SLOW" --bench-mb 4 $opt
 	rc=$?
 	t1=$(date +%s)
 	[ $rc -ne 0 ] && grep -q '^PASS kmod.load' /tmp/hwcheck.log &&
