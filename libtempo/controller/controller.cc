@@ -257,16 +257,34 @@ bool Controller::eligible(Claim& c) {
       return c.order_pos >= 0 && c.order_pos < static_cast<int64_t>(config_.policy.queue_k);
     case CommitPolicy::kTempoStatic:
     case CommitPolicy::kTempo:
-      // Laxity TTU - TTR <= 0, i.e. TTR >= TTU adjusted for the time since it was given.
-      return provider_.ttr_at_least(c.staging, ttu_now(c), ttr_mode());
     case CommitPolicy::kTempoRisk:
-      return provider_.ttr_at_least(
-          c.staging,
-          risk_ttu(c.spread, c.bytes, config_.policy.lateness_gib_s, risk_, behind(c)) -
-              (clock_.now() - c.ttu_at),
-          ttr_mode());
+      // Laxity TTU - TTR <= 0, i.e. TTR >= TTU adjusted for the time since it was given.
+      return provider_.ttr_at_least(c.staging, *threshold(c), ttr_mode());
   }
   return false;
+}
+
+std::optional<TimeNs> Controller::threshold(const Claim& c) const {
+  switch (config_.policy.policy) {
+    case CommitPolicy::kTempoStatic:
+    case CommitPolicy::kTempo:
+      return ttu_now(c);
+    case CommitPolicy::kTempoRisk:
+      return risk_ttu(c.spread, c.bytes, config_.policy.lateness_gib_s, risk_, behind(c)) -
+             (clock_.now() - c.ttu_at);
+    default:
+      return std::nullopt;
+  }
+}
+
+void Controller::note_due(const Claim& c) {
+  if (c.state != ClaimState::kPlanned || c.deferred || c.retrieval_pending) return;
+  const std::optional<TimeNs> t = threshold(c);
+  // Only claims the rule may meet before the next tick are worth an exact TTR.
+  if (!t || !provider_.ttr_at_least(c.staging, *t - config_.tick_ns, ttr_mode())) return;
+  const TimeNs ttr = provider_.lead_ttr(c.staging, ttr_mode()).value_or(0);
+  if (ttr >= *t) return;  // eligible: the pass that found it so commits or defers it
+  next_due_ = std::min(next_due_, clock_.now() + std::max(*t - ttr, kMinDueStep));
 }
 
 uint64_t Controller::behind(const Claim& c) const { return c.order_pos < 0 ? 0 : c.behind; }
@@ -332,7 +350,12 @@ void Controller::evaluate_one(Claim& c) {
     again_ = true;
     return;
   }
-  if (!eligible(c)) return;
+  if (!eligible(c)) {
+    const TimeNs due = next_due_;
+    note_due(c);
+    if (next_due_ < due && wakeup_) wakeup_();
+    return;
+  }
   const uint64_t before = stats_.committed;
   attempt(c);
   if (stats_.committed != before) evaluate();
@@ -368,6 +391,10 @@ void Controller::evaluate() {
     }
   } while (again_);
   evaluating_ = false;
+  next_due_ = kNever;
+  for (const Claim* c : order_) note_due(*c);
+  for (const auto& [seq, id] : rest_) note_due(claims_.at(id));
+  if (next_due_ != kNever && wakeup_) wakeup_();
   std::vector<ClaimId> notices;
   notices.swap(ready_notices_);
   for (ClaimId id : notices)

@@ -86,6 +86,10 @@ struct ControllerStats {
   int64_t margin_sum_ns = 0;
 };
 
+// next_due() never wakes the controller sooner than this after an evaluation: a claim whose
+// laxity holds steady (its TTR falling as fast as its TTU) is not re-evaluated back to back.
+inline constexpr TimeNs kMinDueStep = kNsPerMs;
+
 class Controller final : public ProviderListener {
  public:
   Controller(Provider& provider, const Clock& clock, ControllerConfig config);
@@ -94,8 +98,14 @@ class Controller final : public ProviderListener {
   Controller& operator=(const Controller&) = delete;
 
   void set_observer(ControllerObserver* observer) { observer_ = observer; }
-  // Called when a claim is reported, so a runtime can arm its periodic tick.
+  // Called when a claim is reported, and when an evaluation finds a claim due before the
+  // next tick, so a runtime can arm its periodic tick (at next_due() if that comes first).
   void set_wakeup(std::function<void()> wakeup) { wakeup_ = std::move(wakeup); }
+  // When a PLANNED claim's rule (TTU - TTR <= 0, or tempo-risk's) will be met if its TTU and
+  // TTR hold, for claims due within a tick of the last evaluation; kNever if none is. The
+  // rule is then met on time rather than at the tick after. Never less than kMinDueStep
+  // after that evaluation.
+  TimeNs next_due() const { return next_due_; }
 
   // Records a hit as a PLANNED claim, metadata only; `ttu` is the time until retrieval is
   // expected to begin. -EINVAL empty manifest or zero-size object, -EOVERFLOW a TTU (or a
@@ -191,6 +201,11 @@ class Controller final : public ProviderListener {
   Claim* find(ClaimId id);
   void set_state(Claim& c, ClaimState to);
   bool eligible(Claim& c);
+  // The TTU a TTU-driven policy holds TTR against, now (the point TTU, or tempo-risk's);
+  // nullopt for the other policies.
+  std::optional<TimeNs> threshold(const Claim& c) const;
+  // Folds a PLANNED claim that is not eligible into next_due_.
+  void note_due(const Claim& c);
   // Takes `order` as the runtime's latest, `behind_at(i)` the requests of place i's own
   // engine queued after it.
   template <class BehindAt>
@@ -215,6 +230,7 @@ class Controller final : public ProviderListener {
   ControllerConfig config_;
   ControllerObserver* observer_ = nullptr;
   std::function<void()> wakeup_;
+  TimeNs next_due_ = kNever;
   std::map<ClaimId, Claim> claims_;  // the claim book, in id order
   ClaimId next_id_ = 1;
   uint64_t next_seq_ = 0;

@@ -1,5 +1,7 @@
 #include "controller/periodic_tick.h"
 
+#include <algorithm>
+
 namespace tempo {
 
 PeriodicTick::PeriodicTick(Scheduler& scheduler, Controller& controller)
@@ -13,9 +15,13 @@ PeriodicTick::~PeriodicTick() {
 }
 
 void PeriodicTick::arm() {
-  if (armed_) return;
+  const TimeNs at =
+      std::min(scheduler_.now() + controller_.config().tick_ns, controller_.next_due());
+  if (armed_ && armed_at_ <= at) return;
+  if (armed_) scheduler_.cancel(event_);
   armed_ = true;
-  event_ = scheduler_.schedule_after(controller_.config().tick_ns, [this] {
+  armed_at_ = at;
+  event_ = scheduler_.schedule_at(at, [this] {
     armed_ = false;
     controller_.tick();
     if (controller_.stats().planned > 0) arm();

@@ -1,5 +1,6 @@
 // The controller's periodic re-evaluation (default every 50 ms), armed while claims are
-// PLANNED: with nothing to evaluate it stops, so a virtual-time run can end.
+// PLANNED: with nothing to evaluate it stops, so a virtual-time run can end. It comes
+// sooner when the controller knows a claim falls due before the tick (next_due()).
 #pragma once
 
 #include "controller/controller.h"
@@ -22,6 +23,7 @@ class PeriodicTick {
   Controller& controller_;
   uint64_t event_ = 0;
   bool armed_ = false;
+  TimeNs armed_at_ = 0;
 };
 
 }  // namespace tempo

@@ -34,18 +34,21 @@ uint32_t OutputLengthHistory::predict_remaining(uint32_t generated,
   return static_cast<uint32_t>(std::min(mean, cap));
 }
 
-std::array<uint32_t, kTtuLevels.size()> OutputLengthHistory::remaining_quantiles(
-    uint32_t generated, uint32_t generation_limit) const {
-  std::array<uint32_t, kTtuLevels.size()> out{};
-  if (generated >= generation_limit) return out;
+std::vector<uint32_t> OutputLengthHistory::remaining_population(uint32_t generated,
+                                                                uint32_t generation_limit) const {
+  if (generated >= generation_limit) return {};
   const uint32_t cap = generation_limit - generated;
   std::vector<uint32_t> rest;
   for (uint32_t n : lengths_)
     if (n > generated) rest.push_back(std::min(n - generated, cap));
-  if (rest.empty()) {
-    out.fill(cap);
-    return out;
-  }
+  if (rest.empty()) rest.push_back(cap);
+  return rest;
+}
+
+std::array<uint32_t, kTtuLevels.size()> OutputLengthHistory::remaining_quantiles(
+    uint32_t generated, uint32_t generation_limit) const {
+  std::vector<uint32_t> rest = remaining_population(generated, generation_limit);
+  if (rest.empty()) return {};
   return level_quantiles(&rest);
 }
 

@@ -29,6 +29,10 @@ class OutputLengthHistory {
   // with at least that share of the population at or below it), capped the same way.
   std::array<uint32_t, kTtuLevels.size()> remaining_quantiles(uint32_t generated,
                                                               uint32_t generation_limit) const;
+  // The population those are taken from: (N - generated) for every recorded N > generated,
+  // each capped the same way, in recording order; {the cap} with none recorded; empty once
+  // the limit is reached.
+  std::vector<uint32_t> remaining_population(uint32_t generated, uint32_t generation_limit) const;
 
   size_t size() const { return lengths_.size(); }
   size_t window() const { return window_; }

@@ -24,6 +24,9 @@ struct RunningRequest {
   // how long from now until that retrieval can start (its staging), if known.
   uint64_t retrieval_bytes_remaining = 0;
   TimeNs ready_in = 0;
+  // Its whole output, the first token included, where the engine knows it (a max_tokens it
+  // generates to the end, or a length predictor's answer); 0: projected from the history.
+  uint32_t output_tokens = 0;
 };
 
 // A request in the waiting queue; the queue is given in scheduling (FCFS) order.
@@ -36,6 +39,7 @@ struct WaitingRequest {
   // this request's retrieval for the requests behind it; never its own TTU, which assumes
   // its KV is stage-ready.
   TimeNs ready_in = 0;
+  uint32_t output_tokens = 0;  // as RunningRequest::output_tokens
 };
 
 struct SchedulerSnapshot {
@@ -47,6 +51,10 @@ struct SchedulerSnapshot {
   // ones behind it get the time it stopped at, a lower bound (ClaimTtu::beyond). kNever: the
   // whole queue is projected.
   TimeNs horizon = kNever;
+  // The GPU's work in flight ends this long from now (taken mid-step, e.g. when a request
+  // arrives); the running requests are described as that work leaves them (the request it
+  // prefills prefilled, its decode batch one token further). 0: between steps.
+  TimeNs busy_for = 0;
 };
 
 }  // namespace tempo

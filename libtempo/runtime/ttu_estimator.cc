@@ -4,7 +4,10 @@
 #include <cerrno>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <unordered_map>
+
+#include "core/rng.h"
 
 namespace tempo {
 namespace {
@@ -29,6 +32,7 @@ int validate(const SchedulerSnapshot& s) {
   if (s.max_active == 0 || s.generation_limit == 0) return -EINVAL;
   if (s.running.size() > s.max_active) return -EINVAL;
   if (s.waiting.size() > std::numeric_limits<uint32_t>::max()) return -EINVAL;
+  if (s.busy_for < 0 || s.busy_for == kNever) return -EINVAL;
   for (const RunningRequest& r : s.running) {
     const bool before_prefill = r.prompt_tokens_remaining > 0 || r.retrieval_bytes_remaining > 0;
     if (before_prefill && r.tokens_generated > 0) return -EINVAL;
@@ -64,6 +68,19 @@ class ScaledCosts final : public StepCosts {
   double factor_;
 };
 
+// The step-cost factor at probability `level`: linear between the spread's levels, the
+// outermost beyond them.
+double factor_at(const std::array<double, kTtuLevels.size()>& factors, double level) {
+  if (level <= kTtuLevels.front()) return factors.front();
+  for (size_t k = 1; k < kTtuLevels.size(); ++k) {
+    if (level <= kTtuLevels[k]) {
+      const double w = (level - kTtuLevels[k - 1]) / (kTtuLevels[k] - kTtuLevels[k - 1]);
+      return factors[k - 1] + w * (factors[k] - factors[k - 1]);
+    }
+  }
+  return factors.back();
+}
+
 // Lists the claims of the queue into *out (TTUs 0); returns the queue index of the last.
 size_t list_claims(const SchedulerSnapshot& snapshot, std::vector<ClaimTtu>* out) {
   size_t last_claim = 0;
@@ -77,15 +94,24 @@ size_t list_claims(const SchedulerSnapshot& snapshot, std::vector<ClaimTtu>* out
 }
 
 // One projection of the timeline; `remaining(generated)` is the output a request that has
-// generated `generated` tokens still produces. Writes the TTU of claim j to ttus[j]. Returns
-// the first claim past the horizon (ttus->size() if none): it and those behind it get the
-// time the projection stopped.
+// generated `generated` tokens still produces, unless the snapshot gives its output length. Writes
+// the TTU of claim j to ttus[j]. Returns the first claim past the horizon (ttus->size() if none):
+// it and those behind it get the time the projection stopped.
 template <typename Remaining>
 size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remaining remaining,
                size_t last_claim, std::vector<TimeNs>* ttus) {
   const auto& waiting = snapshot.waiting;
-  // Output of a request not started yet; its prefill produces the first token.
-  const uint64_t new_steps = remaining(0) - 1;
+  // Decode steps of a request not started yet (its prefill produces the first token).
+  auto new_steps = [&] {
+    const uint64_t n = remaining(0);
+    return n > 0 ? n - 1 : 0;
+  };
+  // Decode steps left to a request with `generated` tokens (the prefill's included) whose
+  // output length the engine gave.
+  auto known_steps = [&](uint32_t output, uint32_t generated) -> uint64_t {
+    output = std::min(output, snapshot.generation_limit);
+    return output > generated ? output - generated : 0;
+  };
   std::vector<Seq> active;
   active.reserve(snapshot.max_active);
   for (const RunningRequest& r : snapshot.running) {
@@ -97,16 +123,17 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
       s.retrieval_bytes = r.retrieval_bytes_remaining;
       s.prefill_tokens = r.prompt_tokens_remaining;
       s.prefill_context = r.prompt_tokens_done;
-      s.steps_after_prefill = new_steps;
+      s.steps_after_prefill = r.output_tokens ? known_steps(r.output_tokens, 1) : new_steps();
     } else {
       s.context = r.context_tokens;
-      s.remaining = remaining(r.tokens_generated);
+      s.remaining = r.output_tokens ? known_steps(r.output_tokens, r.tokens_generated)
+                                    : remaining(r.tokens_generated);
       if (s.remaining == 0) continue;
     }
     active.push_back(s);
   }
 
-  TimeNs t = 0;
+  TimeNs t = snapshot.busy_for;
   size_t next = 0;
   int64_t next_out = 0;
   const int64_t last_out = static_cast<int64_t>(ttus->size()) - 1;
@@ -121,7 +148,7 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
       s.retrieval_bytes = w.retrieval_bytes;
       s.prefill_tokens = w.uncached_prompt_tokens;
       s.prefill_context = w.cached_prompt_tokens;
-      s.steps_after_prefill = new_steps;
+      s.steps_after_prefill = w.output_tokens ? known_steps(w.output_tokens, 1) : new_steps();
       active.push_back(s);
     }
     // 2. Retrieval then prefill of admitted requests, in admission order.
@@ -188,9 +215,12 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
   if (out->empty()) return 0;
   const uint32_t limit = snapshot.generation_limit;
   std::vector<TimeNs> ttus(out->size());
+  const uint64_t fresh = history.predict_remaining(0, limit);
   const size_t beyond = project(
       snapshot, costs,
-      [&](uint32_t generated) { return uint64_t{history.predict_remaining(generated, limit)}; },
+      [&](uint32_t generated) {
+        return generated == 0 ? fresh : uint64_t{history.predict_remaining(generated, limit)};
+      },
       last_claim, &ttus);
   for (size_t j = 0; j < out->size(); ++j) {
     (*out)[j].ttu = ttus[j];
@@ -207,27 +237,49 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
   const size_t last_claim = out->back().queue_position;
   const uint32_t limit = snapshot.generation_limit;
   const auto factors = step_spread.factors();
-  // Conditional output quantiles by tokens generated so far, computed once per value.
-  std::unordered_map<uint32_t, std::array<uint32_t, kTtuLevels.size()>> remaining;
-  auto at = [&](uint32_t generated) -> const std::array<uint32_t, kTtuLevels.size()>& {
-    auto it = remaining.find(generated);
-    if (it == remaining.end())
-      it = remaining.emplace(generated, history.remaining_quantiles(generated, limit)).first;
-    return it->second;
+  // Conditional output populations by tokens generated so far, sorted, built once per value.
+  std::unordered_map<uint32_t, std::vector<uint32_t>> populations;
+  // Latin hypercube draws: the i-th sequence a projection draws for takes, in sample k, the
+  // stratum perms[i][k] of its population, every stratum once over the samples in an order
+  // of its own. Each sequence's draws cover its distribution evenly; the orders keep the
+  // sequences independent of each other. The same orders on every call: a snapshot
+  // projects to the same spread.
+  Rng rng(kTtuSpreadSeed);
+  std::vector<std::vector<uint32_t>> perms;
+  auto draw = [&](size_t i, size_t k, uint32_t generated) -> uint64_t {
+    auto it = populations.find(generated);
+    if (it == populations.end()) {
+      it = populations.emplace(generated, history.remaining_population(generated, limit)).first;
+      std::sort(it->second.begin(), it->second.end());
+    }
+    const std::vector<uint32_t>& pop = it->second;
+    if (pop.empty()) return 0;
+    while (perms.size() <= i) {
+      std::vector<uint32_t> p(kTtuSamples);
+      std::iota(p.begin(), p.end(), 0u);
+      for (size_t n = p.size(); n > 1; --n) std::swap(p[n - 1], p[rng.uniform_int(0, n - 1)]);
+      perms.push_back(std::move(p));
+    }
+    // Nearest rank at the stratum's midpoint.
+    const double u = (perms[i][k] + 0.5) / static_cast<double>(kTtuSamples);
+    const auto rank = static_cast<size_t>(std::ceil(u * static_cast<double>(pop.size())));
+    return pop[std::max<size_t>(rank, 1) - 1];
   };
   std::vector<TimeNs> ttus(out->size());
-  for (size_t k = 0; k < kTtuLevels.size(); ++k) {
-    const ScaledCosts scaled(costs, factors[k]);
+  std::vector<std::vector<TimeNs>> samples(out->size());
+  for (size_t k = 0; k < kTtuSamples; ++k) {
+    const double level = (static_cast<double>(k) + 0.5) / static_cast<double>(kTtuSamples);
+    const ScaledCosts scaled(costs, factor_at(factors, level));
+    size_t drawn = 0;
     const size_t beyond = project(
-        snapshot, scaled, [&](uint32_t generated) { return uint64_t{at(generated)[k]}; },
+        snapshot, scaled, [&](uint32_t generated) { return draw(drawn++, k, generated); },
         last_claim, &ttus);
     for (size_t j = 0; j < out->size(); ++j) {
-      (*out)[j].spread.at[k] = ttus[j];
+      samples[j].push_back(ttus[j]);
       if (j < beyond) (*out)[j].beyond = false;
     }
   }
-  // Each level is its own projection; keep the quantiles ordered as a distribution's are.
-  for (ClaimTtu& c : *out) std::sort(c.spread.at.begin(), c.spread.at.end());
+  for (size_t j = 0; j < out->size(); ++j) (*out)[j].spread.at = level_quantiles(&samples[j]);
   return 0;
 }
 

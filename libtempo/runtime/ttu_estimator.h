@@ -13,11 +13,14 @@
 // A target's TTU is the time step 2 reaches it. Remaining output comes from
 // OutputLengthHistory, capped by the generation limit. See Documentation/ttu-estimator.md.
 //
-// The spread: the same timeline once per level of kTtuLevels, every sequence generating the
-// level's conditional quantile of its remaining output and every prefill and decode step
-// taking the level's quantile of observed/predicted step time (StepCostSpread). All
-// sequences move together (short outputs and fast steps at low levels), so the spread is
-// wide rather than narrow: it errs toward committing early.
+// The spread: the same timeline kTtuSamples times, every sequence drawing its remaining
+// output independently from the history's population conditioned on what it generated
+// (a request not started: from the whole population; Latin hypercube draws, each sequence
+// taking every stratum of its distribution once over the samples), and every prefill and decode
+// step of sample k taking the (k + 1/2) / kTtuSamples quantile of observed/predicted step time
+// (StepCostSpread). Each claim's quantiles are those of its sampled TTUs. Sequences end
+// independently, so the first slot frees earlier than any one sequence's mean says: the
+// point TTU of a request waiting for a slot sits above its median.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,9 @@
 #include "runtime/ttu_quantiles.h"
 
 namespace tempo {
+
+inline constexpr size_t kTtuSamples = 32;
+inline constexpr uint64_t kTtuSpreadSeed = 0x7e3b0c11d5a9f215;
 
 struct ClaimTtu {
   ClaimId claim = 0;

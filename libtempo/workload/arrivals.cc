@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cmath>
 
-#include "workload/rng.h"
+#include "core/rng.h"
 
 namespace tempo {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <utility>
 
-#include "workload/rng.h"
+#include "core/rng.h"
 
 namespace tempo {
 

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/rng.h"
 #include "workload/arrivals.h"
 #include "workload/documents.h"
 #include "workload/request.h"
-#include "workload/rng.h"
 
 namespace tempo {
 

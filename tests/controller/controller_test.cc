@@ -93,6 +93,24 @@ TEST_F(ControllerTest, TempoCommitsWhenLaxityReachesZero) {
   EXPECT_EQ(ctl().claim(a)->timing.ready, 2 * kNsPerSec);
 }
 
+TEST_F(ControllerTest, TempoCommitsWhenLaxityReachesZeroBetweenTicks) {
+  make("tempo");
+  // TTR 0.5 s, TTU 1.53 s: laxity reaches 0 at 1.03 s, between the ticks at 1.0 and 1.05 s.
+  // The tick at 1.0 s finds it due within a tick and the controller wakes at 1.03 s.
+  const ClaimId a = report(objs(1, 5), 1530 * kNsPerMs);
+  rt->driver.events().run_until(1010 * kNsPerMs);
+  EXPECT_EQ(state(a), ClaimState::kPlanned);
+  EXPECT_EQ(ctl().next_due(), 1030 * kNsPerMs);
+  rt->driver.events().run_all();
+  EXPECT_EQ(ctl().claim(a)->timing.committed, 1030 * kNsPerMs);
+  EXPECT_EQ(ctl().claim(a)->timing.ready, 1530 * kNsPerMs);
+  // The same under tempo-risk with a point TTU: its rule meets it at the same instant.
+  make("tempo-risk");
+  const ClaimId b = report(objs(1, 5), 1530 * kNsPerMs);
+  rt->driver.events().run_all();
+  EXPECT_EQ(ctl().claim(b)->timing.committed, 1030 * kNsPerMs);
+}
+
 TEST_F(ControllerTest, CommitmentOrderCanDifferFromRequestOrder) {
   make("tempo");
   // First in the queue: 200 B, TTU 5 s, TTR 0.2 s. Second: TTU 6 s but 3800 B (its first

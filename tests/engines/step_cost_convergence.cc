@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "model/exec_model.h"
 #include "runtime/output_length_history.h"
 #include "runtime/step_cost_learner.h"
 #include "runtime/ttu_estimator.h"
 #include "step_cost_fit.h"
-#include "workload/rng.h"
 
 namespace {
 

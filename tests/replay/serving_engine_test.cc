@@ -59,6 +59,20 @@ ReplayWorkload one_request() {
   return w;
 }
 
+// Request 1: no cached prefix, 1000 uncached tokens (1 s of prefill) and `first_output`
+// tokens out, at 0; request 2 at `second_arrival` with 5 cached chunks (500 B) and 1 token.
+ReplayWorkload behind_a_long_prefill(uint32_t first_output, TimeNs second_arrival) {
+  ReplayWorkload w;
+  ReplayRequest a;
+  a.id = 1;
+  a.prompt_tokens = 1000;
+  a.output_tokens = first_output;
+  w.requests.push_back(a);
+  w.requests.push_back(request(2, second_arrival, 1, 5, 1));
+  for (ObjectKey k = 1; k <= 5; ++k) w.preloaded.push_back({k, 100});
+  return w;
+}
+
 TEST(ServingEngine, OneRequestUnderDemand) {
   const RunResult r = run(one_request(), "demand");
   const RequestRecord& q = r.requests.at(0);
@@ -85,17 +99,8 @@ TEST(ServingEngine, OneRequestUnderDaxL1ReadsThroughTheDemandPath) {
 }
 
 TEST(ServingEngine, ImmediateStagesAtArrivalSoWaitingRequestsFindKvReady) {
-  ReplayWorkload w;
-  // Request 1 has no cached prefix and 1000 uncached tokens (1 s of prefill); request 2
-  // arrives at once, with 5 cached chunks behind it.
-  ReplayRequest a;
-  a.id = 1;
-  a.prompt_tokens = 1000;
-  a.output_tokens = 1;
-  w.requests.push_back(a);
-  ReplayRequest b = request(2, 0, 1, 5, 1);
-  w.requests.push_back(b);
-  for (ObjectKey k = 1; k <= 5; ++k) w.preloaded.push_back({k, 100});
+  // Request 2 arrives with request 1, whose prefill takes 1 s.
+  const ReplayWorkload w = behind_a_long_prefill(1, 0);
   EngineConfig e{"immediate", 1, 128};
   FixedCosts costs;
   const RunResult r = run_serving(w, stack(), e, costs);
@@ -107,14 +112,7 @@ TEST(ServingEngine, ImmediateStagesAtArrivalSoWaitingRequestsFindKvReady) {
 }
 
 TEST(ServingEngine, TempoCommitsJustInTimeBehindARunningRequest) {
-  ReplayWorkload w;
-  ReplayRequest a;
-  a.id = 1;
-  a.prompt_tokens = 1000;
-  a.output_tokens = 1;
-  w.requests.push_back(a);
-  w.requests.push_back(request(2, 0, 1, 5, 1));
-  for (ObjectKey k = 1; k <= 5; ++k) w.preloaded.push_back({k, 100});
+  const ReplayWorkload w = behind_a_long_prefill(1, 0);
   FixedCosts costs;
   // A generation limit of 1 lets the estimator know request 1 ends with its prefill.
   const RunResult r = run_serving(w, stack(), EngineConfig{"tempo", 1, 1}, costs);
@@ -125,6 +123,39 @@ TEST(ServingEngine, TempoCommitsJustInTimeBehindARunningRequest) {
   EXPECT_EQ(r.requests[1].claim.ready, 1000 * kNsPerMs);
   EXPECT_EQ(r.requests[1].timing.first_token, 1505 * kNsPerMs);
   EXPECT_DOUBLE_EQ(r.ledger_byte_seconds, 500.0 * 1.0);
+}
+
+// A request arriving while the GPU prefills another is projected from the end of that
+// prefill, not from its start.
+TEST(ServingEngine, ARequestArrivingMidPrefillIsProjectedFromThePrefillsEnd) {
+  const ReplayWorkload w = behind_a_long_prefill(1, 700 * kNsPerMs);
+  FixedCosts costs;
+  const RunResult r = run_serving(w, stack(), EngineConfig{"tempo", 1, 1}, costs);
+  // At 0.7 s the prefill has 0.3 s to go: TTU 0.3 s under the 0.5 s TTR, so the claim
+  // commits on arrival and is ready at 1.2 s (projected from the prefill's start, TTU 1 s,
+  // it would have waited for admission at 1.0 s and been ready at 1.5 s).
+  EXPECT_EQ(r.requests[1].claim.committed, 700 * kNsPerMs);
+  EXPECT_EQ(r.requests[1].claim.ready, 1200 * kNsPerMs);
+  EXPECT_EQ(r.requests[1].timing.first_token, 1705 * kNsPerMs);
+}
+
+// With the true output lengths (tempo-replay --known-outputs) the estimator knows when the
+// running request ends; from the history alone (empty here) it runs to the limit.
+TEST(ServingEngine, KnownOutputsGiveTheTrueTtu) {
+  // Request 1's prefill (1 s) and 4 decode steps: its slot frees at 1.04 s.
+  const ReplayWorkload w = behind_a_long_prefill(5, 0);
+  FixedCosts costs;
+  EngineConfig e{"tempo", 1, 128};
+  const RunResult guessed = run_serving(w, stack(), e, costs);
+  // TTU projected to 128 tokens: not committed before admission at 1.04 s, ready 0.5 s later.
+  EXPECT_EQ(guessed.requests[1].claim.committed, 1040 * kNsPerMs);
+  EXPECT_EQ(guessed.requests[1].timing.first_token, 2045 * kNsPerMs);
+  e.known_outputs = true;
+  const RunResult known = run_serving(w, stack(), e, costs);
+  // TTU 1.04 s, TTR 0.5 s: committed at 0.54 s (between ticks), ready as the slot frees.
+  EXPECT_EQ(known.requests[1].claim.committed, 540 * kNsPerMs);
+  EXPECT_EQ(known.requests[1].claim.ready, 1040 * kNsPerMs);
+  EXPECT_EQ(known.requests[1].timing.first_token, 1545 * kNsPerMs);
 }
 
 TEST(ServingEngine, TwoRequestsSharingAPrefixStageItOnce) {

@@ -129,10 +129,14 @@ TEST_F(RiskControllerTest, WideSpreadStraddlingTtrCommitsBeforeThePointRule) {
 
 TEST_F(RiskControllerTest, NarrowSpreadCommitsWithThePointRule) {
   const TtuQuantiles narrow{{780 * kMs, 790 * kMs, 800 * kMs, 810 * kMs, 820 * kMs}};
-  // The 0.25 quantile, 790 ms, meets the TTR at 290 ms: the same tick as the point rule.
+  // The 0.25 quantile, 790 ms, meets the TTR at 290 ms: the spread's 10 ms before the point
+  // rule (each commits when its rule is met, between ticks too).
   EXPECT_EQ(committed_at(*parse_policy("tempo"), narrow), 300 * kMs);
-  EXPECT_EQ(committed_at(quarter(), narrow), 300 * kMs);
+  EXPECT_EQ(committed_at(quarter(), narrow), 290 * kMs);
 }
+
+// When a claim with one request behind it commits under quarter() (below).
+constexpr TimeNs kOneBehind = 39'285'714;
 
 TEST_F(RiskControllerTest, RequestsQueuedBehindCommitEarlier) {
   const TtuQuantiles spread{{400 * kMs, 700 * kMs, 800 * kMs, 1000 * kMs, 1200 * kMs}};
@@ -141,13 +145,13 @@ TEST_F(RiskControllerTest, RequestsQueuedBehindCommitEarlier) {
   // Nobody behind (alone, or last of four): the 0.25 quantile, 700 ms, at 200 ms.
   EXPECT_EQ(committed_at(quarter(), spread), 200 * kMs);
   EXPECT_EQ(committed_in_queue(quarter(), spread, 3, 0), 200 * kMs);
-  // One behind: ratio B / (B + 2W) = 1/7, the quantile 539 ms, TTR reached at 39 ms: the
-  // 50 ms tick.
-  EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 1), 50 * kMs);
+  // One behind: ratio B / (B + 2W) = 1/7, the quantile 400 + (1/7 - 0.05) / 0.2 x 300 =
+  // 539.29 ms, the TTR reached at 39.29 ms.
+  EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 1), kOneBehind);
   // Three behind: ratio 1/13, the quantile 440 ms, below the TTR already: at once.
   EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3), 0);
   // Two engines' queues interleaved: of the three places after it, one is its own engine's.
-  EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3, 2), 50 * kMs);
+  EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3, 2), kOneBehind);
 }
 
 // Several engines' queues given apart (a tempod's clients): a claim counts only its own
@@ -157,9 +161,9 @@ TEST_F(RiskControllerTest, OtherEnginesQueuesDoNotCountBehindAClaim) {
   // Nobody of its own behind: the 0.25 quantile, at 200 ms, as alone.
   EXPECT_EQ(committed_in_orders(quarter(), spread, 0, 0), 200 * kMs);
   EXPECT_EQ(committed_in_orders(quarter(), spread, 0, 9), 200 * kMs);
-  // One of its own behind: the 50 ms tick, whatever the other engine's depth.
-  EXPECT_EQ(committed_in_orders(quarter(), spread, 1, 0), 50 * kMs);
-  EXPECT_EQ(committed_in_orders(quarter(), spread, 1, 9), 50 * kMs);
+  // One of its own behind: at 39.29 ms, whatever the other engine's depth.
+  EXPECT_EQ(committed_in_orders(quarter(), spread, 1, 0), kOneBehind);
+  EXPECT_EQ(committed_in_orders(quarter(), spread, 1, 9), kOneBehind);
   // Three of its own: at once.
   EXPECT_EQ(committed_in_orders(quarter(), spread, 3, 9), 0);
 }

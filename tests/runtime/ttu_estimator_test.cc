@@ -57,8 +57,10 @@ struct Fixture {
   OutputLengthHistory history;
   HandCosts costs;
 
+  TimeNs busy_for = 0;
+
   std::vector<ClaimTtu> run(int expect_rc = 0) {
-    SchedulerSnapshot s{running, queue, max_active, limit};
+    SchedulerSnapshot s{running, queue, max_active, limit, kNever, busy_for};
     std::vector<ClaimTtu> out;
     EXPECT_EQ(estimate_ttu(s, costs, history, &out), expect_rc);
     return out;
@@ -139,17 +141,84 @@ TEST(TtuEstimator, SpreadFromOutputLengthsAndStepCosts) {
   std::vector<ClaimTtu> out;
   ASSERT_EQ(estimate_ttu_spread(s, f.costs, f.history, steps, &out), 0);
   ASSERT_EQ(out.size(), 1u);
-  // The point (mean of 1 and 5 remaining: 3 steps) is unchanged; the levels see 1 step
-  // (0.05 to 0.5: nearest rank of {1, 5}) or 5 steps over contexts 100..104.
+  // The point (mean of 1 and 5 remaining: 3 steps) is unchanged. The one sequence takes
+  // each stratum of {1, 5} once: half the samples 1 step (12 ms), half 5 steps over
+  // contexts 100..104 (60.1 ms), so the levels up to 0.5 are 12 ms, the others 60.1 ms.
   EXPECT_EQ(out[0].ttu, (3 * 11'000 + 3'030) * kUs);
   EXPECT_EQ(out[0].spread.at, (std::array<TimeNs, 5>{12'000 * kUs, 12'000 * kUs, 12'000 * kUs,
                                                      60'100 * kUs, 60'100 * kUs}));
-  // Steps observed at 1x, 1x, 1x and 2x the model: the 0.95 level takes twice as long.
+  // The same snapshot gives the same spread (fixed draws).
+  std::vector<ClaimTtu> again;
+  ASSERT_EQ(estimate_ttu_spread(s, f.costs, f.history, steps, &again), 0);
+  EXPECT_EQ(again[0].spread.at, out[0].spread.at);
+  // Steps observed at 1x, 1x, 1x and 2x the model: the last samples run up to twice as
+  // long (the factor rises from 1 at the 0.75 level to 2 at 0.95), the first at 1x.
   for (TimeNs observed : {10, 10, 10, 20}) steps.record(10, observed);
   ASSERT_EQ(estimate_ttu_spread(s, f.costs, f.history, steps, &out), 0);
-  EXPECT_EQ(out[0].spread.at.back(), 120'200 * kUs);
+  EXPECT_GT(out[0].spread.at.back(), 60'100 * kUs);
+  EXPECT_LE(out[0].spread.at.back(), 120'200 * kUs);
+  EXPECT_EQ(out[0].spread.at.front(), 12'000 * kUs);
   // The plain estimate reports its point as the spread.
   EXPECT_EQ(f.run()[0].spread.at, TtuQuantiles::point((3 * 11'000 + 3'030) * kUs).at);
+}
+
+// Sequences end independently: the first of three slots frees at the shortest of three
+// draws, earlier than any one sequence's mean says.
+TEST(TtuEstimator, SpreadTakesTheFirstOfIndependentEnds) {
+  Fixture f;
+  f.limit = 16;
+  f.max_active = 3;
+  f.running = {decoding(100, 1), decoding(100, 1), decoding(100, 1)};
+  f.queue = {waiting(9, 1, 0, 0)};
+  // Completed outputs 2 and 10: a sequence at 1 token has 1 or 9 steps left, 5 on average.
+  for (uint32_t n : {2u, 10u}) f.history.record(n);
+  SchedulerSnapshot s{f.running, f.queue, f.max_active, f.limit};
+  std::vector<ClaimTtu> out;
+  ASSERT_EQ(estimate_ttu_spread(s, f.costs, f.history, StepCostSpread(), &out), 0);
+  // The point: all three run 5 steps (batch 3, total contexts 300, 303, ..., 312):
+  // 5 x 13 ms + 15.3 ms.
+  EXPECT_EQ(out[0].ttu, (5 * 13'000 + 15'300) * kUs);
+  // One step frees a slot unless all three drew 9 (1 in 8): the 0.75 level is one step,
+  // 16 ms, where moving the sequences together (each at its own 0.75 quantile, 9 steps)
+  // would have said 9 steps.
+  EXPECT_EQ(out[0].spread.at[3], 16'000 * kUs);
+  EXPECT_LT(out[0].spread.at[3], out[0].ttu);
+}
+
+TEST(TtuEstimator, KnownOutputLengthsReplaceTheHistory) {
+  Fixture f;
+  for (uint32_t n : {4u, 6u, 10u}) f.history.record(n);
+  f.running = {decoding(100, 5)};
+  f.running[0].output_tokens = 7;  // 2 more decode steps, whatever the history says
+  f.queue = {waiting(9, 1, 0, 0)};
+  // Contexts 100 and 101: 12 + 12.01 ms.
+  EXPECT_EQ(f.run()[0].ttu, 24'010 * kUs);
+  // A waiting request's known output: the one ahead of the claim generates 3 (prefill's
+  // token + 2 decode steps), the history's mean would be 7.
+  f.running.clear();
+  f.queue = {waiting(std::nullopt, 10, 0, 0), waiting(2, 1, 0, 0)};
+  f.queue[0].output_tokens = 3;
+  // Prefill 10 ms, then decode over contexts 10, 11: 11.1 + 11.11 ms.
+  EXPECT_EQ(f.run()[0].ttu, (10'000 + 22'210) * kUs);
+  // Capped by the generation limit (8): 100 known, 7 decode steps after the prefill.
+  f.queue[0].output_tokens = 100;
+  const TimeNs capped = f.run()[0].ttu;
+  f.queue[0].output_tokens = 8;
+  EXPECT_EQ(f.run()[0].ttu, capped);
+}
+
+TEST(TtuEstimator, ProjectionStartsWhenTheStepInFlightEnds) {
+  Fixture f;
+  f.max_active = 2;
+  f.queue = {waiting(1, 1, 0, 0)};
+  EXPECT_EQ(f.run()[0].ttu, 0);  // a free slot, between steps: admitted now
+  f.busy_for = 40 * kMs;         // taken mid-step: admitted when the step ends
+  EXPECT_EQ(f.run()[0].ttu, 40 * kMs);
+  // The running request is described as the step leaves it: its next decode step comes
+  // after the one in flight (no history: to the limit of 8, 6 steps from 2 generated).
+  f.max_active = 1;
+  f.running = {decoding(102, 2)};
+  EXPECT_EQ(f.run()[0].ttu, 40 * kMs + 72'270 * kUs);
 }
 
 TEST(TtuEstimator, GenerationCapBoundsThePrediction) {
@@ -243,6 +312,11 @@ TEST(TtuEstimator, RejectsSnapshotsItCannotProject) {
   f.queue = {waiting(1, 1, 0, 0, -1)};
   f.run(-EINVAL);
   f.queue = {waiting(1, 1, 0, 0, kNever)};
+  f.run(-EINVAL);
+  f.queue = {waiting(1, 1, 0, 0)};
+  f.busy_for = -1;
+  f.run(-EINVAL);
+  f.busy_for = kNever;
   f.run(-EINVAL);
 }
 

@@ -5,10 +5,10 @@
 #include <set>
 #include <vector>
 
+#include "core/rng.h"
 #include "workload/arrivals.h"
 #include "workload/request.h"
 #include "workload/request_set.h"
-#include "workload/rng.h"
 
 namespace tempo {
 namespace {

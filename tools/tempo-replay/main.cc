@@ -41,6 +41,7 @@ enum : int {
   kFirst,
   kInterference,
   kGpuKv,
+  kKnownOutputs,
   kEngines,
   kHosts,
   kRouter,
@@ -113,6 +114,10 @@ const tempo::cli::Option kOptions[] = {
      kLayerGroups},
     {"gpu-kv-memory", 0, nullptr,
      "admission also waits for GPU KV memory (90% of HBM after the weights)", kGpuKv},
+    {"known-outputs", 0, nullptr,
+     "the TTU estimator is given every request's true output length (an engine that knew "
+     "them: the bound on what any TTU estimate can do; sim and uring)",
+     kKnownOutputs},
     {"fast-tier", 0, "bytes", "fast-tier capacity (default 100GiB)", kFast},
     {"budget", 0, "bytes", "protected-capacity budget (default 50GiB)", kBudget},
     {"staging-rate", 0, "bytes/s", "aggregate staging rate (default 11GiB)", kStaging},
@@ -290,6 +295,9 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
       case kGpuKv:
         s->gpu_kv_memory = true;
         break;
+      case kKnownOutputs:
+        s->engine.known_outputs = true;
+        break;
       case kEngines:
       case kHosts: {
         const bool engines = c == kEngines;
@@ -374,6 +382,10 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
     return fail("--hosts and the cluster tier apply to the sim device only");
   if (s->interference.active() && s->device != "sim")
     return fail("--interference applies to the sim device only");
+  if (s->engine.known_outputs && s->device == "daemon")
+    return fail(
+        "--known-outputs applies to the sim and uring devices (tempod's engines are "
+        "given no output lengths)");
   const bool layered =
       s->engine.layer_wise != tempo::LayerWise::kOff || *experiment == "layer-wise";
   if (layered && (s->device == "daemon" || s->deployment.hosts > 1 ||

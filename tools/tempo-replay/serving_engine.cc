@@ -386,8 +386,11 @@ class Engine {
     }
     if (l.group_ready[g] < 0) {
       l.stalled = g;
+      prefilling_ = kNone;  // the GPU waits for the group to land
       return;
     }
+    prefilling_ = static_cast<size_t>(&l - live_.data());
+    busy_until_ = now() + (n - g) * (group_copy_time(l) + l.group_prefill);
     const bool per_group = l.claims.size() > 1;
     const size_t c = per_group ? g : 0;
     const bool transfers = !l.ordinary[c] && (per_group || g == n - 1);
@@ -413,6 +416,7 @@ class Engine {
 
   // Prefill done: the first token, then decode (or the end).
   void first_token(Live& l) {
+    prefilling_ = kNone;
     l.rec.timing.first_token = now();
     save_computed(l);
     l.generated = 1;
@@ -426,7 +430,8 @@ class Engine {
   // Runs this iteration's retrievals and prefills in admission order, then one decode step.
   void step() {
     if (iter_pos_ < iter_ready_.size()) {
-      Live& l = live_[iter_ready_[iter_pos_++]];
+      prefilling_ = iter_ready_[iter_pos_++];
+      Live& l = live_[prefilling_];
       l.rec.retrieval_start = now();
       if (layered_ && l.rec.kv_bytes > 0) return run_group(l, 0);
       TimeNs dur = 0;
@@ -438,6 +443,7 @@ class Engine {
         }
         dur = costs_.retrieval_time(l.rec.kv_bytes * cfg_.byte_scale);
       }
+      busy_until_ = now() + dur + costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
       st_.driver().schedule_after(dur, [this, &l] {
         l.rec.retrieval_end = now();
         l.retrieved = true;
@@ -462,7 +468,10 @@ class Engine {
     }
     if (batch.empty()) return end_iteration();
     const TimeNs predicted = costs_.decode_step_time(batch.size(), context);
+    busy_until_ = now() + predicted;
+    decoding_ = batch;
     st_.driver().schedule_after(predicted, [this, batch, predicted, begun = now()] {
+      decoding_.clear();
       step_spread_.record(predicted, now() - begun);
       for (size_t i : batch) {
         Live& l = live_[i];
@@ -494,18 +503,25 @@ class Engine {
   // than the horizon and is revised once that bound has decayed to half the horizon.
   void update_estimates() {
     if (dax_) return;
+    // An arrival during the GPU's work: the projection starts when that work is predicted
+    // to end, with its request prefilled or its decode batch one token further.
+    const TimeNs busy_for = gpu_busy_ ? std::max<TimeNs>(busy_until_ - now(), 0) : 0;
     std::vector<RunningRequest> running;
     for (size_t i : running_) {
       const Live& l = live_[i];
       RunningRequest r;
-      const bool prefilled = l.phase == Phase::kDecoding;
+      const bool in_prefill = gpu_busy_ && i == prefilling_;
+      const bool prefilled = l.phase == Phase::kDecoding || in_prefill;
+      const uint32_t stepping = gpu_busy_ && std::ranges::find(decoding_, i) != decoding_.end();
       // The matched prefix counts as done; its retrieval is in retrieval_bytes_remaining.
       r.prompt_tokens_done = prefilled ? l.req->prompt_tokens : l.rec.cached_tokens;
       r.prompt_tokens_remaining = prefilled ? 0 : l.uncached_tokens;
-      r.tokens_generated = prefilled ? l.generated : 0;
-      r.context_tokens = prefilled ? l.req->prompt_tokens + l.generated : r.prompt_tokens_done;
-      r.retrieval_bytes_remaining = l.retrieved ? 0 : l.rec.kv_bytes;
+      const uint32_t generated = in_prefill ? 1 : l.generated + stepping;
+      r.tokens_generated = prefilled ? generated : 0;
+      r.context_tokens = prefilled ? l.req->prompt_tokens + generated : r.prompt_tokens_done;
+      r.retrieval_bytes_remaining = l.retrieved || in_prefill ? 0 : l.rec.kv_bytes;
       r.ready_in = l.phase == Phase::kAwaitKv ? committed_ready_in(l) : 0;
+      if (cfg_.known_outputs) r.output_tokens = l.req->output_tokens;
       running.push_back(r);
     }
     std::vector<ClaimTtu> ttus;
@@ -520,10 +536,11 @@ class Engine {
         if (!l.hit.empty()) wr.claim = l.claim;  // kNoClaim until reported
         wr.retrieval_bytes = l.rec.kv_bytes;
         wr.ready_in = committed_ready_in(l);
+        if (cfg_.known_outputs) wr.output_tokens = l.req->output_tokens;
         waiting.push_back(wr);
       }
-      SchedulerSnapshot snap{running, waiting, cfg_.max_active, cfg_.generation_limit,
-                             cfg_.ttu_horizon};
+      SchedulerSnapshot snap{running,          waiting, cfg_.max_active, cfg_.generation_limit,
+                             cfg_.ttu_horizon, busy_for};
       if (estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus) != 0)
         throw std::logic_error("replay: TTU estimator refused the snapshot");
       const bool open = ttus.empty() || !ttus.back().beyond;
@@ -651,6 +668,12 @@ class Engine {
   bool order_changed_ = false;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   bool gpu_busy_ = false;
+  static constexpr size_t kNone = SIZE_MAX;
+  // The GPU's work in flight: when it is predicted to end, the request it retrieves and
+  // prefills (kNone: none), the decode batch it steps.
+  TimeNs busy_until_ = 0;
+  size_t prefilling_ = kNone;
+  std::vector<size_t> decoding_;
   bool scheduling_ = false;
   std::vector<size_t> iter_ready_, iter_batch_;
   size_t iter_pos_ = 0;

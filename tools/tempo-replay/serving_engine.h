@@ -67,6 +67,9 @@ struct EngineConfig {
   // is rejected on arrival and counted, as is one that could never fit in
   // kv_capacity_tokens.
   uint64_t max_context_tokens = 0;
+  // The runtime adapter gives the TTU estimator each request's true output length, as an
+  // engine that knew them would (0 otherwise: projected from the output-length history).
+  bool known_outputs = false;
   LayerWise layer_wise = LayerWise::kOff;
   uint32_t layer_groups = 4;  // with layer_wise: groups per request (1..kMaxLayerGroups)
 };

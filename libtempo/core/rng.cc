@@ -1,4 +1,4 @@
-#include "workload/rng.h"
+#include "core/rng.h"
 
 #include <cmath>
 #include <numbers>
