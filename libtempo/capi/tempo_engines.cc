@@ -289,7 +289,8 @@ TEMPO_EXPORT void tempo_runtime_free(tempo_runtime* rt) {
 
 TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
   if (!rt || !step || (!step->running && step->running_count) ||
-      (!step->waiting && step->waiting_count) || step->duration_ns < 0 || !all_zero(step->reserved))
+      (!step->waiting && step->waiting_count) || step->duration_ns < 0 || step->busy_ns < 0 ||
+      step->busy_ns == tempo::kNever || !all_zero(step->reserved))
     return -EINVAL;
   const tempo::StepWork work{step->prefill_tokens, step->prefill_context_tokens, step->decode_seqs,
                              step->decode_context_tokens};
@@ -299,13 +300,14 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     rt->running.clear();
     for (size_t i = 0; i < step->running_count; ++i) {
       const tempo_running_seq& r = step->running[i];
-      if (r.computed_tokens > r.prompt_tokens || r.reserved != 0) return -EINVAL;
+      if (r.computed_tokens > r.prompt_tokens) return -EINVAL;
       tempo::RunningRequest q;
       q.prompt_tokens_done = r.computed_tokens;
       q.prompt_tokens_remaining = r.prompt_tokens - r.computed_tokens;
       q.tokens_generated = r.tokens_generated;
       q.context_tokens = r.prompt_tokens + r.tokens_generated - (r.tokens_generated ? 1 : 0);
       q.retrieval_bytes_remaining = r.retrieval_bytes;
+      q.output_tokens = r.output_tokens;
       rt->running.push_back(q);
     }
     rt->waiting.clear();
@@ -321,8 +323,8 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
       rt->waiting.push_back(q);
       rt->order.push_back(w.claim);
     }
-    const tempo::SchedulerSnapshot snapshot{rt->running, rt->waiting, rt->max_active,
-                                            rt->generation_limit};
+    const tempo::SchedulerSnapshot snapshot{rt->running,          rt->waiting,   rt->max_active,
+                                            rt->generation_limit, tempo::kNever, step->busy_ns};
     // The step's time against what the costs predicted widens the TTU spread; then learn
     // from it before projecting, so this step's TTUs use it.
     if (step->duration_ns > 0) {
@@ -331,7 +333,7 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
         if (const int r = rt->costs->observe(work, step->duration_ns); r != 0) return r;
       }
     }
-    // The TTU spread (5 more projections) only for a policy that reads it.
+    // The TTU spread (32 more projections) only for a policy that reads it.
     tempo::DaemonClient* d = tempo_capi_client(rt->ctx);
     const bool spread = d ? d->reads_spread() : rt->reads_spread;
     if (const int r = spread ? tempo::estimate_ttu_spread(snapshot, *rt->costs, *rt->history,

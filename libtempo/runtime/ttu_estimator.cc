@@ -265,6 +265,13 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
     const auto rank = static_cast<size_t>(std::ceil(u * static_cast<double>(pop.size())));
     return pop[std::max<size_t>(rank, 1) - 1];
   };
+  // The samples stop at kTtuSpreadHorizon (or the snapshot's nearer horizon): a claim past
+  // it in some sample keeps a point spread, unless the snapshot's own horizon cut it (then
+  // its samples are the lower bounds the point is too).
+  SchedulerSnapshot sampled = snapshot;
+  sampled.horizon = std::min(snapshot.horizon, kTtuSpreadHorizon);
+  const bool own_horizon = snapshot.horizon <= kTtuSpreadHorizon;
+  size_t reached = out->size();  // claims [0, reached) are within the horizon in every sample
   std::vector<TimeNs> ttus(out->size());
   std::vector<std::vector<TimeNs>> samples(out->size());
   for (size_t k = 0; k < kTtuSamples; ++k) {
@@ -272,14 +279,19 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
     const ScaledCosts scaled(costs, factor_at(factors, level));
     size_t drawn = 0;
     const size_t beyond = project(
-        snapshot, scaled, [&](uint32_t generated) { return draw(drawn++, k, generated); },
+        sampled, scaled, [&](uint32_t generated) { return draw(drawn++, k, generated); },
         last_claim, &ttus);
-    for (size_t j = 0; j < out->size(); ++j) {
+    if (!own_horizon) reached = std::min(reached, beyond);
+    for (size_t j = 0; j < (own_horizon ? out->size() : reached); ++j) {
       samples[j].push_back(ttus[j]);
       if (j < beyond) (*out)[j].beyond = false;
     }
   }
-  for (size_t j = 0; j < out->size(); ++j) (*out)[j].spread.at = level_quantiles(&samples[j]);
+  for (size_t j = 0; j < out->size(); ++j) {
+    ClaimTtu& c = (*out)[j];
+    c.spread =
+        j < reached ? TtuQuantiles{level_quantiles(&samples[j])} : TtuQuantiles::point(c.ttu);
+  }
   return 0;
 }
 

@@ -36,6 +36,9 @@
 namespace tempo {
 
 inline constexpr size_t kTtuSamples = 32;
+// The spread's projections stop this far out: a claim past it in some sample keeps a point
+// spread (no claim takes that long to stage), which bounds the spread's cost on a deep queue.
+inline constexpr TimeNs kTtuSpreadHorizon = 30 * kNsPerSec;
 inline constexpr uint64_t kTtuSpreadSeed = 0x7e3b0c11d5a9f215;
 
 struct ClaimTtu {

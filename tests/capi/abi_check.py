@@ -26,6 +26,7 @@ TWO_VERSIONS = {"tempo_claim_query", "tempo_ctx_stats"}
 RELEASED = {
     "TEMPO_0.4": {"tempo_kmod_add_objects"},
     "TEMPO_0.5": {"tempo_claim_set_layers"},
+    "TEMPO_0.6": set(),
 }
 
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -239,14 +240,21 @@ TEST(CApiAbi, InputStructsRefuseNonzeroReservedWords) {
   tempo_step step{};
   step.running = &running;
   step.running_count = 1;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 3; ++i) {
     tempo_step bad = step;
     bad.reserved[i] = 1;
     EXPECT_EQ(tempo_runtime_step(rt, &bad), -EINVAL) << i;
   }
-  running.reserved = 1;
-  EXPECT_EQ(tempo_runtime_step(rt, &step), -EINVAL);
-  running.reserved = 0;
+  // ABI 0.6 gave the first step word and the running sequence's word a meaning: a
+  // negative (or never-ending) step in flight is refused, any output length is taken.
+  for (int64_t busy : {int64_t{-1}, INT64_MAX}) {
+    tempo_step bad = step;
+    bad.busy_ns = busy;
+    EXPECT_EQ(tempo_runtime_step(rt, &bad), -EINVAL) << busy;
+  }
+  running.output_tokens = 1;
+  EXPECT_EQ(tempo_runtime_step(rt, &step), 0);
+  running.output_tokens = 0;
   EXPECT_EQ(tempo_runtime_step(rt, &step), 0);
   tempo_runtime_free(rt);
 }

@@ -173,6 +173,7 @@ struct Engine {
       s.prompt_tokens = in.bits(2);
       s.computed_tokens = in.bits(2);
       s.tokens_generated = in.u8();
+      s.output_tokens = in.u8() < 128 ? 0 : in.u8();  // ABI 0.6: a known output length
       s.retrieval_bytes = in.bits(3);
     }
     std::vector<tempo_waiting_seq> waiting(in.u8() % 6);
@@ -194,6 +195,8 @@ struct Engine {
     step.prefill_tokens = in.bits(2);
     step.decode_seqs = in.u8() % 4;
     step.decode_context_tokens = in.bits(2);
+    // ABI 0.6: a call mid-step, the step in flight's remaining time (negative ones refused).
+    if (in.u8() < 64) step.busy_ns = static_cast<int64_t>(in.bits(4)) - (1ll << 24);
     const int r = tempo_runtime_step(rt, &step);
     if (!is_errno(r)) fail("tempo_runtime_step", r);
     if (any_junk && r == 0) fail("tempo_runtime_step took an unknown claim", r);

@@ -115,6 +115,16 @@ class RuntimeSide(unittest.TestCase):
                 after_a = prefill_ns(1000, 256) + sum(5e6 + 2e4 + 10.0 * (1256 + j) for j in range(5))
                 after_c = prefill_ns(2000, 0) + sum(5e6 + 2e4 + 10.0 * (2000 + j) for j in range(5))
                 self.assertAlmostEqual(ctx.query(b).ttu_ns, decode_a + after_a + after_c, delta=20)
+                # Its output known to be 4 tokens (ABI 0.6): 2 decode steps; called 3 ms before
+                # the step in flight ends, the projection starts then.
+                known = [RunningSeq(1000, 1000, 2, output_tokens=4)]
+                rt.step(known, [WaitingSeq(1256, 256, a)])
+                decode_2 = sum(5e6 + 2e4 + 10.0 * (1001 + j) for j in range(2))
+                self.assertAlmostEqual(ctx.query(a).ttu_ns, decode_2, delta=4)
+                rt.step(known, [WaitingSeq(1256, 256, a)], busy_ns=3_000_000)
+                self.assertAlmostEqual(ctx.query(a).ttu_ns, 3e6 + decode_2, delta=4)
+                with self.assertRaises(ValueError):
+                    rt.step(known, [], busy_ns=-1)
                 with self.assertRaises(TempoError) as e:
                     rt.step([], [WaitingSeq(10, 0, 999)])
                 self.assertEqual(e.exception.errno, errno.ENOENT)

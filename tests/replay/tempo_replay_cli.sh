@@ -25,6 +25,7 @@ refuse "--engines takes a number of engines from 1 to 256" --engines-per-host x
 refuse "--hosts takes a number of hosts from 1 to 256" --hosts -1
 refuse "--hosts takes a number of hosts from 1 to 256" --hosts 99999999999
 refuse "unknown router 'random': accepted round-robin, prefix-affinity" --router random
+refuse "--known-outputs applies to the sim and uring devices" --device daemon --known-outputs
 refuse "invalid byte count '0'" --cluster-rate 0
 refuse "invalid --cluster-latency 'soon'" --cluster-latency soon
 refuse "--hosts and the cluster tier apply to the sim device only" --hosts 2 -d uring

@@ -185,6 +185,24 @@ TEST(TtuEstimator, SpreadTakesTheFirstOfIndependentEnds) {
   EXPECT_LT(out[0].spread.at[3], out[0].ttu);
 }
 
+// Past kTtuSpreadHorizon (30 s) the spread is not sampled: such a claim keeps its point.
+TEST(TtuEstimator, ClaimsPastTheSpreadHorizonKeepTheirPoint) {
+  Fixture f;
+  f.limit = 16;
+  for (uint32_t n : {2u, 10u}) f.history.record(n);  // 1 or 9 decode steps after a prefill
+  // A, then B behind it; then a 40,000-token prefill (40 s) without a claim, then C.
+  f.queue = {waiting(1, 1, 0, 0), waiting(2, 1, 0, 0), waiting(std::nullopt, 40'000, 0, 0),
+             waiting(3, 1, 0, 0)};
+  SchedulerSnapshot s{f.running, f.queue, f.max_active, f.limit};
+  std::vector<ClaimTtu> out;
+  ASSERT_EQ(estimate_ttu_spread(s, f.costs, f.history, StepCostSpread(), &out), 0);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_LT(out[1].spread.at.front(), out[1].spread.at.back());  // B: A ends after 1 or 9
+  EXPECT_GT(out[2].ttu, 40 * kNsPerSec);
+  EXPECT_EQ(out[2].spread.at, TtuQuantiles::point(out[2].ttu).at);
+  EXPECT_FALSE(out[2].beyond);
+}
+
 TEST(TtuEstimator, KnownOutputLengthsReplaceTheHistory) {
   Fixture f;
   for (uint32_t n : {4u, 6u, 10u}) f.history.record(n);

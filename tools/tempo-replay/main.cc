@@ -384,8 +384,8 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
     return fail("--interference applies to the sim device only");
   if (s->engine.known_outputs && s->device == "daemon")
     return fail(
-        "--known-outputs applies to the sim and uring devices (tempod's engines are "
-        "given no output lengths)");
+        "--known-outputs applies to the sim and uring devices (the C ABI the daemon's engines "
+        "use takes no waiting request's output length)");
   const bool layered =
       s->engine.layer_wise != tempo::LayerWise::kOff || *experiment == "layer-wise";
   if (layered && (s->device == "daemon" || s->deployment.hosts > 1 ||

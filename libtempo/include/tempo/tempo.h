@@ -21,7 +21,8 @@
  * fill (struct tempo_counters was struct tempo_stats), the claim view reports TTR and
  * residency. The sim device's calls are in tempo/tempo_sim.h. ABI 0.4 adds the kmod
  * device's object placement (tempo_kmod_add_objects). ABI 0.5 adds layer-wise claims
- * (tempo_claim_set_layers).
+ * (tempo_claim_set_layers). ABI 0.6 gives two reserved words of the runtime side a meaning:
+ * a running sequence's known output length, and a step call made while a step runs.
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
@@ -40,7 +41,7 @@ extern "C" {
 #endif
 
 #define TEMPO_VERSION_MAJOR 0
-#define TEMPO_VERSION_MINOR 5
+#define TEMPO_VERSION_MINOR 6
 
 struct tempo_config;
 struct tempo_ctx;
@@ -151,7 +152,7 @@ struct tempo_counters {
 #define TEMPO_STRUCT_SIZE_MAX 4096
 
 /* Version of the library actually loaded, "MAJOR.MINOR.PATCH": its MAJOR.MINOR is the newest
- * ABI it provides (the last version node of libtempo.map), "0.5.0" here. Static storage. */
+ * ABI it provides (the last version node of libtempo.map), "0.6.0" here. Static storage. */
 TEMPO_EXPORT const char* tempo_version(void);
 /* 0 if the loaded library provides ABI major.minor (same major, minor at least), else
  * -ENOTSUP. Call it with TEMPO_VERSION_MAJOR/MINOR to detect a mismatched library. */
@@ -392,7 +393,10 @@ struct tempo_running_seq {
   uint64_t prompt_tokens;   /* whole prompt */
   uint64_t computed_tokens; /* prompt tokens whose KV is on the GPU or being retrieved */
   uint32_t tokens_generated;
-  uint32_t reserved;
+  /* ABI 0.6: its whole output, the first token included, when the engine knows it (a
+   * max_tokens it generates to the end, a length predictor's answer); 0: projected from the
+   * completed outputs (tempo_runtime_finished). Capped by generation_limit. */
+  uint32_t output_tokens;
   uint64_t retrieval_bytes; /* KV still to retrieve before its prefill (0 when none) */
 };
 /* A waiting request, in scheduling order. */
@@ -413,7 +417,12 @@ struct tempo_step {
   uint64_t prefill_context_tokens; /* cached tokens those prefills attended to */
   uint64_t decode_seqs;            /* sequences it decoded one token for */
   uint64_t decode_context_tokens;  /* their KV tokens, summed */
-  uint64_t reserved[4];            /* zero */
+  /* ABI 0.6: a call made while a step runs (e.g. when a request arrives during a long
+   * prefill): that step still runs this long, and `running` is as it will leave it (the
+   * request it prefills prefilled, its decode batch one token further); the projection
+   * starts then. 0 between steps. */
+  int64_t busy_ns;
+  uint64_t reserved[3]; /* zero */
 };
 /* A runtime side over ctx (holds a reference). -EINVAL a zero max_active or
  * generation_limit, a negative coefficient, retrieval_bps <= 0, a nonzero reserved field.

@@ -7,7 +7,7 @@ import ctypes
 
 from ._native import lib
 
-ABI_MINOR = 3
+ABI_MINOR = 6
 
 
 class KeyNamespace(ctypes.Structure):
@@ -38,7 +38,7 @@ class RuntimeConfig(ctypes.Structure):
 
 class RunningSeq(ctypes.Structure):
     _fields_ = [("prompt_tokens", ctypes.c_uint64), ("computed_tokens", ctypes.c_uint64),
-                ("tokens_generated", ctypes.c_uint32), ("reserved", ctypes.c_uint32),
+                ("tokens_generated", ctypes.c_uint32), ("output_tokens", ctypes.c_uint32),
                 ("retrieval_bytes", ctypes.c_uint64)]
 
 
@@ -52,7 +52,8 @@ class Step(ctypes.Structure):
                 ("waiting", ctypes.POINTER(WaitingSeq)), ("waiting_count", ctypes.c_size_t),
                 ("duration_ns", ctypes.c_int64), ("prefill_tokens", ctypes.c_uint64),
                 ("prefill_context_tokens", ctypes.c_uint64), ("decode_seqs", ctypes.c_uint64),
-                ("decode_context_tokens", ctypes.c_uint64), ("reserved", ctypes.c_uint64 * 4)]
+                ("decode_context_tokens", ctypes.c_uint64), ("busy_ns", ctypes.c_int64),
+                ("reserved", ctypes.c_uint64 * 3)]
 
 
 def _declare() -> None:
@@ -87,5 +88,5 @@ def _declare() -> None:
 
 if lib.tempo_version_check(0, ABI_MINOR) != 0:
     raise ImportError(f"tempokv: libtempo {lib.tempo_version().decode()} lacks ABI 0.{ABI_MINOR} "
-                      "(the engines' key scheme, store and runtime side)")
+                      "(the engines' key scheme, store and runtime side with output lengths)")
 _declare()

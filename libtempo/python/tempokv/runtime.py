@@ -46,6 +46,7 @@ class RunningSeq:
     computed_tokens: int  # prompt tokens whose KV is on the GPU or being retrieved
     tokens_generated: int
     retrieval_bytes: int = 0  # KV still to retrieve before its prefill
+    output_tokens: int = 0  # its whole output when known (max_tokens run to the end); 0: history
 
 
 @dataclass(frozen=True)
@@ -96,15 +97,18 @@ class Runtime(OwnedHandle):
         super().__init__(handle.value, lib.tempo_runtime_free)
 
     def step(self, running: Sequence[RunningSeq], waiting: Sequence[WaitingSeq],
-             duration_ns: int = 0, work: StepWork | None = None) -> None:
+             duration_ns: int = 0, work: StepWork | None = None, busy_ns: int = 0) -> None:
         """The per-step call: the scheduler's state after the step, and the measured duration
-        and work of the step just run (0 and None when none ran)."""
+        and work of the step just run (0 and None when none ran). Called while a step runs
+        (a request arrived), busy_ns is how long that step still runs, and `running` is as
+        it will leave it."""
         run = (ne.RunningSeq * max(len(running), 1))()
         for i, r in enumerate(running):
             run[i].prompt_tokens = _check_int("prompt_tokens", r.prompt_tokens, 0, _U64_MAX)
             run[i].computed_tokens = _check_int("computed_tokens", r.computed_tokens, 0, _U64_MAX)
             run[i].tokens_generated = _check_int("tokens_generated", r.tokens_generated, 0, _U32_MAX)
             run[i].retrieval_bytes = _check_int("retrieval_bytes", r.retrieval_bytes, 0, _U64_MAX)
+            run[i].output_tokens = _check_int("output_tokens", r.output_tokens, 0, _U32_MAX)
         wait = (ne.WaitingSeq * max(len(waiting), 1))()
         for i, w in enumerate(waiting):
             wait[i].prompt_tokens = _check_int("prompt_tokens", w.prompt_tokens, 0, _U64_MAX)
@@ -115,6 +119,7 @@ class Runtime(OwnedHandle):
         s.running, s.running_count = run, len(running)
         s.waiting, s.waiting_count = wait, len(waiting)
         s.duration_ns = _check_int("duration_ns", duration_ns, 0, (1 << 63) - 1)
+        s.busy_ns = _check_int("busy_ns", busy_ns, 0, (1 << 63) - 2)
         w = work or StepWork()
         for f in fields(StepWork):
             setattr(s, f.name, _check_int(f.name, getattr(w, f.name), 0, _U64_MAX))
