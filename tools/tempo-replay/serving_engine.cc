@@ -86,9 +86,11 @@ class Engine {
         publish_order_(std::move(order)),
         reusable_(reusable) {
     dax_ = cfg.policy == "dax-l1";
-    if (!dax_ && !parse_policy(cfg.policy))
+    const std::optional<PolicySpec> policy = dax_ ? std::nullopt : parse_policy(cfg.policy);
+    if (!dax_ && !policy)
       throw std::invalid_argument("unknown policy '" + cfg.policy + "': accepted " +
                                   std::string(policy_names_help()) + ", dax-l1");
+    spread_ = policy && policy->policy == CommitPolicy::kTempoRisk;
     if (cfg.max_active == 0 || cfg.generation_limit == 0)
       throw std::invalid_argument("max_active and generation_limit must be positive");
     layered_ = cfg.layer_wise != LayerWise::kOff;
@@ -541,7 +543,8 @@ class Engine {
       }
       SchedulerSnapshot snap{running,          waiting, cfg_.max_active, cfg_.generation_limit,
                              cfg_.ttu_horizon, busy_for};
-      if (estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus) != 0)
+      if ((spread_ ? estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus)
+                   : estimate_ttu(snap, costs_, history_, &ttus)) != 0)
         throw std::logic_error("replay: TTU estimator refused the snapshot");
       const bool open = ttus.empty() || !ttus.back().beyond;
       if (!open || n == waiting_.size()) break;
@@ -656,6 +659,7 @@ class Engine {
   size_t finished_ = 0;
   uint64_t copied_bytes_ = 0;
   bool dax_ = false;
+  bool spread_ = false;   // the policy reads TTU spreads (tempo-risk): project them
   bool layered_ = false;  // cfg_.layer_wise != kOff
   std::vector<Live> live_;
   std::deque<size_t> waiting_;
