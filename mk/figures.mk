@@ -34,7 +34,8 @@ run-figures:
 # The timely grid of issue 14 (Documentation/reproduction.md, "The timely grid"): 432
 # cells (2 models x ratios 50/75/100 x fast tiers 100/50/25 GiB x 4 arrival patterns x 3
 # seeds x 2 workloads) under the seven policies, each cell checked against the issue's bar
-# for tempo-risk, then the Pareto sweep of its knob. About 9 minutes on a loaded 2-core
+# for tempo-risk (and again with known outputs, for the causes), then the Pareto sweep of
+# its knob. About half a minute on a quiet 2-core
 # machine; results in $(FIGURES_DIR)/timely-grid/.
 .PHONY: timely-grid
 timely-grid: tempo-replay-bin
