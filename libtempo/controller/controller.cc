@@ -199,10 +199,18 @@ int Controller::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
   return 0;
 }
 
-int Controller::update_order(std::span<const ClaimId> order, size_t lanes) {
-  // Place i is lane i % lanes's; the places after it in its lane are every lanes-th.
+int Controller::update_order(std::span<const ClaimId> order, size_t lanes,
+                             std::span<const size_t> lengths) {
+  // Place i is lane i % lanes's, its rank i / lanes; the places after it in its lane are
+  // every lanes-th, those past the lane's length padding.
   const size_t stride = std::max<size_t>(lanes, 1);
-  return place_order(order, [&](size_t i) { return (order.size() - 1 - i) / stride; });
+  if (!lengths.empty() && lengths.size() != stride) return -EINVAL;
+  return place_order(order, [&](size_t i) -> uint64_t {
+    if (lengths.empty()) return (order.size() - 1 - i) / stride;
+    const size_t rank = i / stride;
+    const size_t length = lengths[i % stride];
+    return length > rank + 1 ? length - 1 - rank : 0;
+  });
 }
 
 int Controller::update_orders(std::span<const std::span<const ClaimId>> orders) {

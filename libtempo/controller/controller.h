@@ -120,8 +120,11 @@ class Controller final : public ProviderListener {
   // The runtime's waiting queue in scheduling order (kNoClaim for requests without one;
   // ended claims are skipped). -ENOENT if an id was never issued; nothing changes then.
   // `lanes` > 1: the queues of that many engines interleaved place by place (place r * lanes
-  // + e is engine e's rank r); a claim's requests behind it are those of its own lane.
-  int update_order(std::span<const ClaimId> order, size_t lanes = 1);
+  // + e is engine e's rank r); a claim's requests behind it are those of its own lane, and
+  // with `lengths` (one per lane: its queue's real length, the rest of the lane padding)
+  // only those before the padding; -EINVAL lengths given but not one per lane.
+  int update_order(std::span<const ClaimId> order, size_t lanes = 1,
+                   std::span<const size_t> lengths = {});
   // Several engines' waiting queues, each in its own scheduling order: the order is their
   // round robin (every queue's first entry, queues in the order given, then every second
   // one...; a queue that has ended drops out), and a claim's requests behind it are those

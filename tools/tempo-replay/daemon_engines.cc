@@ -131,7 +131,8 @@ class DaemonClaims final : public ClaimSurface {
     return results[0].status;
   }
   // One engine's own queue: the daemon interleaves its engines' queues itself.
-  int update_order(std::span<const ClaimId> order, size_t /*lanes*/) override {
+  int update_order(std::span<const ClaimId> order, size_t /*lanes*/,
+                   std::span<const size_t> /*lengths*/) override {
     return c_.order(order.data(), order.size());
   }
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome) override {

@@ -718,21 +718,28 @@ class Host final : public StackObserver {
  private:
   void publish() {
     if (orders_.size() == 1) {
-      st_.claims().update_order(orders_[0], 1);
+      st_.claims().update_order(orders_[0], 1, {});
       return;
     }
+    // Interleaved place by place, shorter queues padded (queue-K counts places of this
+    // order); each queue's own length keeps the padding out of the requests behind a claim.
     size_t longest = 0;
-    for (const auto& o : orders_) longest = std::max(longest, o.size());
+    lengths_.clear();
+    for (const auto& o : orders_) {
+      longest = std::max(longest, o.size());
+      lengths_.push_back(o.size());
+    }
     merged_.clear();
     for (size_t r = 0; r < longest; ++r)
       for (const auto& o : orders_) merged_.push_back(r < o.size() ? o[r] : kNoClaim);
-    st_.claims().update_order(merged_, orders_.size());
+    st_.claims().update_order(merged_, orders_.size(), lengths_);
   }
 
   ServingStack& st_;
   std::vector<Engine*> engines_;
   std::vector<std::vector<ClaimId>> orders_;  // per engine of this host
   std::vector<ClaimId> merged_;
+  std::vector<size_t> lengths_;
 };
 
 // Every engine of every host in one run on the hosts' shared driver.
