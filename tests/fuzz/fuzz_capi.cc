@@ -285,9 +285,12 @@ struct Engine {
         const tempo_claim_id id = pick(in, &junk);
         tempo_extent ext[4];
         size_t n = 0;
-        check_result("tempo_claim_extents", tempo_claim_extents(ctx, id, ext, in.u8() % 5, &n),
-                     junk);
-        if (n > 4) fail("tempo_claim_extents count", static_cast<long>(n));
+        const size_t capacity = in.u8() % 5;
+        const int r = tempo_claim_extents(ctx, id, ext, capacity, &n);
+        check_result("tempo_claim_extents", r, junk);
+        // *count is the number of extents: written when they fit, else -ENOSPC.
+        if ((r == 0 && n > capacity) || (r == -ENOSPC && n <= capacity))
+          fail("tempo_claim_extents count against its capacity", static_cast<long>(n));
         break;
       }
       case 14:
