@@ -271,7 +271,7 @@ TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* c
     rt->learn = config->learn != 0;
     if (tempo::Context* in_process = tempo_capi_context(ctx)) {
       in_process->call([&](tempo::Stack& s) {
-        rt->reads_spread = s.controller().config().policy.policy == tempo::CommitPolicy::kTempoRisk;
+        rt->reads_spread = tempo::reads_ttu_spread(s.controller().config().policy);
         return 0;
       });
     }

@@ -25,6 +25,12 @@ struct PolicySpec {
   double lateness_gib_s = kDefaultLatenessGibS;  // kTempoRisk only: the knob W
 };
 
+// Whether the policy reads a claim's TTU spread (tempo-risk): a runtime projects the spread
+// only then.
+inline bool reads_ttu_spread(const PolicySpec& spec) {
+  return spec.policy == CommitPolicy::kTempoRisk;
+}
+
 // Parses "demand", "immediate", "queue-K" (K >= 1), "tempo-static", "tempo", "tempo-risk"
 // and "tempo-risk:W" (W > 0, the lateness weight in GiB*s per second of TTFT).
 std::optional<PolicySpec> parse_policy(std::string_view name);

@@ -45,11 +45,4 @@ std::vector<uint32_t> OutputLengthHistory::remaining_population(uint32_t generat
   return rest;
 }
 
-std::array<uint32_t, kTtuLevels.size()> OutputLengthHistory::remaining_quantiles(
-    uint32_t generated, uint32_t generation_limit) const {
-  std::vector<uint32_t> rest = remaining_population(generated, generation_limit);
-  if (rest.empty()) return {};
-  return level_quantiles(&rest);
-}
-
 }  // namespace tempo

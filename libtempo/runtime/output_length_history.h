@@ -2,12 +2,9 @@
 // running requests on what they have generated so far (after Past-Future scheduling).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#include "runtime/ttu_quantiles.h"
 
 namespace tempo {
 
@@ -24,14 +21,9 @@ class OutputLengthHistory {
   // (halves up), capped so the predicted total stays within `generation_limit`. With no
   // recorded N > generated, the request runs to the limit. 0 once the limit is reached.
   uint32_t predict_remaining(uint32_t generated, uint32_t generation_limit) const;
-  // The same population at the levels of kTtuLevels: element k is the nearest-rank
-  // kTtuLevels[k]-quantile of (N - generated) over recorded N > generated (the smallest value
-  // with at least that share of the population at or below it), capped the same way.
-  std::array<uint32_t, kTtuLevels.size()> remaining_quantiles(uint32_t generated,
-                                                              uint32_t generation_limit) const;
-  // The population those are taken from: (N - generated) for every recorded N > generated,
-  // each capped the same way, in recording order; {the cap} with none recorded; empty once
-  // the limit is reached.
+  // The population that mean is taken over, what the TTU spread draws from: (N - generated)
+  // for every recorded N > generated, each capped the same way, in recording order; {the
+  // cap} with none recorded; empty once the limit is reached.
   std::vector<uint32_t> remaining_population(uint32_t generated, uint32_t generation_limit) const;
 
   size_t size() const { return lengths_.size(); }

@@ -71,14 +71,10 @@ class ScaledCosts final : public StepCosts {
 // The step-cost factor at probability `level`: linear between the spread's levels, the
 // outermost beyond them.
 double factor_at(const std::array<double, kTtuLevels.size()>& factors, double level) {
-  if (level <= kTtuLevels.front()) return factors.front();
-  for (size_t k = 1; k < kTtuLevels.size(); ++k) {
-    if (level <= kTtuLevels[k]) {
-      const double w = (level - kTtuLevels[k - 1]) / (kTtuLevels[k] - kTtuLevels[k - 1]);
-      return factors[k - 1] + w * (factors[k] - factors[k - 1]);
-    }
-  }
-  return factors.back();
+  const LevelSpan s = level_span(level);
+  if (s.upper == 0) return factors.front();
+  if (s.upper == factors.size()) return factors.back();
+  return factors[s.upper - 1] + s.fraction * (factors[s.upper] - factors[s.upper - 1]);
 }
 
 // Lists the claims of the queue into *out (TTUs 0); returns the queue index of the last.

@@ -10,15 +10,21 @@ TtuQuantiles TtuQuantiles::point(TimeNs ttu) {
   return q;
 }
 
-TimeNs TtuQuantiles::at_level(double p) const {
-  if (p <= kTtuLevels.front()) return at.front();
+LevelSpan level_span(double p) {
+  if (p <= kTtuLevels.front()) return {};
   for (size_t k = 1; k < kTtuLevels.size(); ++k) {
     if (p > kTtuLevels[k]) continue;
-    const double f = (p - kTtuLevels[k - 1]) / (kTtuLevels[k] - kTtuLevels[k - 1]);
-    const double span = static_cast<double>(at[k] - at[k - 1]);
-    return at[k - 1] + static_cast<TimeNs>(std::llround(f * span));
+    return {k, (p - kTtuLevels[k - 1]) / (kTtuLevels[k] - kTtuLevels[k - 1])};
   }
-  return at.back();
+  return {kTtuLevels.size(), 0};
+}
+
+TimeNs TtuQuantiles::at_level(double p) const {
+  const LevelSpan s = level_span(p);
+  if (s.upper == 0) return at.front();
+  if (s.upper == at.size()) return at.back();
+  const double span = static_cast<double>(at[s.upper] - at[s.upper - 1]);
+  return at[s.upper - 1] + static_cast<TimeNs>(std::llround(s.fraction * span));
 }
 
 TtuQuantiles TtuQuantiles::shifted(TimeNs elapsed) const {

@@ -15,6 +15,16 @@ namespace tempo {
 
 inline constexpr std::array<double, 5> kTtuLevels = {0.05, 0.25, 0.5, 0.75, 0.95};
 
+// Where probability p lies among kTtuLevels, for values given at those levels and taken
+// linearly between them: `fraction` of the way from level upper - 1 to level upper
+// (0 < upper < kTtuLevels.size()); upper 0 at or below the first level (the first value),
+// upper kTtuLevels.size() above the last (the last value).
+struct LevelSpan {
+  size_t upper = 0;
+  double fraction = 0;
+};
+LevelSpan level_span(double p);
+
 struct TtuQuantiles {
   std::array<TimeNs, kTtuLevels.size()> at{};  // non-decreasing
 

@@ -29,13 +29,21 @@ TEST(TtuQuantiles, NearestRankAtEveryLevel) {
   EXPECT_EQ(level_quantiles(&v), (std::array<int, 5>{1, 3, 5, 8, 10}));
 }
 
-TEST(OutputLengthHistory, RemainingQuantilesConditionOnWhatWasGenerated) {
+// The population's quantiles at the levels (0 each once the limit is reached: nothing left).
+std::array<uint32_t, 5> remaining_quantiles(const OutputLengthHistory& h, uint32_t generated,
+                                            uint32_t limit) {
+  std::vector<uint32_t> rest = h.remaining_population(generated, limit);
+  return rest.empty() ? std::array<uint32_t, 5>{} : level_quantiles(&rest);
+}
+
+TEST(OutputLengthHistory, RemainingPopulationConditionsOnWhatWasGenerated) {
   OutputLengthHistory h;
-  EXPECT_EQ(h.remaining_quantiles(2, 16), (std::array<uint32_t, 5>{14, 14, 14, 14, 14}));
+  EXPECT_EQ(remaining_quantiles(h, 2, 16), (std::array<uint32_t, 5>{14, 14, 14, 14, 14}));
   for (uint32_t n : {4u, 6u, 10u, 30u}) h.record(n);
   // Generated 5: the outputs above 5 leave 1, 5 and 25, capped at 11: ranks 1, 1, 2, 3, 3.
-  EXPECT_EQ(h.remaining_quantiles(5, 16), (std::array<uint32_t, 5>{1, 1, 5, 11, 11}));
-  EXPECT_EQ(h.remaining_quantiles(16, 16), (std::array<uint32_t, 5>{0, 0, 0, 0, 0}));
+  EXPECT_EQ(h.remaining_population(5, 16), (std::vector<uint32_t>{1, 5, 11}));
+  EXPECT_EQ(remaining_quantiles(h, 5, 16), (std::array<uint32_t, 5>{1, 1, 5, 11, 11}));
+  EXPECT_EQ(remaining_quantiles(h, 16, 16), (std::array<uint32_t, 5>{0, 0, 0, 0, 0}));
 }
 
 TEST(StepCostSpread, RatiosOfObservedToPredicted) {

@@ -90,7 +90,7 @@ class Engine {
     if (!dax_ && !policy)
       throw std::invalid_argument("unknown policy '" + cfg.policy + "': accepted " +
                                   std::string(policy_names_help()) + ", dax-l1");
-    spread_ = policy && policy->policy == CommitPolicy::kTempoRisk;
+    spread_ = policy && reads_ttu_spread(*policy);
     if (cfg.max_active == 0 || cfg.generation_limit == 0)
       throw std::invalid_argument("max_active and generation_limit must be positive");
     layered_ = cfg.layer_wise != LayerWise::kOff;

@@ -459,8 +459,7 @@ void Server::hello(Conn& c, const std::byte* msg, size_t len, uint64_t seq) {
   auto m = make_reply<tempod_hello_reply>(op, seq, 0);
   auto* r = body<tempod_hello_reply>(m);
   r->features = features;
-  if (stack_->controller().config().policy.policy != CommitPolicy::kTempoRisk)
-    r->features &= ~TEMPOD_F_TTU_SPREAD;
+  if (!reads_ttu_spread(stack_->controller().config().policy)) r->features &= ~TEMPOD_F_TTU_SPREAD;
   r->client_id = c.id;
   if (pass >= 0) {
     r->fast_tier_bytes = region_bytes_;
