@@ -60,8 +60,8 @@ struct Claim {
   uint32_t deferrals = 0;
   int error = 0;  // kFailed: why
   uint64_t report_seq = 0;
-  int64_t order_pos = -1;       // position in the runtime's latest request order, -1 none
-  uint64_t behind = 0;          // ... and requests after it in its own engine's queue
+  int64_t rank = -1;            // place in its engine's queue in the latest order, -1 none
+  uint64_t behind = 0;          // ... and requests after it in that queue
   std::vector<ObjectKey> keys;  // the manifest's keys in order: extents, ordinary read
   bool ordinary_read = false;   // ORDINARY: its ordinary read was started
   uint32_t group = 0;           // its share group (Controller::set_share), 0 none

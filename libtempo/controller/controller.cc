@@ -57,7 +57,7 @@ void Controller::set_state(Claim& c, ClaimState to) {
 void Controller::erase_claim(ClaimId id) {
   auto it = claims_.find(id);
   if (it == claims_.end()) return;
-  if (it->second.order_pos >= 0) std::erase(order_, &it->second);
+  if (it->second.rank >= 0) std::erase(order_, &it->second);
   claims_.erase(it);
 }
 
@@ -199,44 +199,34 @@ int Controller::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
   return 0;
 }
 
-int Controller::update_order(std::span<const ClaimId> order, size_t lanes,
-                             std::span<const size_t> lengths) {
-  // Place i is lane i % lanes's, its rank i / lanes; the places after it in its lane are
-  // every lanes-th, those past the lane's length padding.
-  const size_t stride = std::max<size_t>(lanes, 1);
-  if (!lengths.empty() && lengths.size() != stride) return -EINVAL;
-  return place_order(order, [&](size_t i) -> uint64_t {
-    if (lengths.empty()) return (order.size() - 1 - i) / stride;
-    const size_t rank = i / stride;
-    const size_t length = lengths[i % stride];
-    return length > rank + 1 ? length - 1 - rank : 0;
-  });
+int Controller::update_order(std::span<const ClaimId> order) {
+  return place_order(order, [&](size_t i) { return QueuePlace{i, order.size() - 1 - i}; });
 }
 
 int Controller::update_orders(std::span<const std::span<const ClaimId>> orders) {
-  std::vector<ClaimId> merged;
-  std::vector<uint64_t> behind;
+  merged_.clear();
+  merged_places_.clear();
   for (size_t rank = 0;; ++rank) {
     bool any = false;
     for (std::span<const ClaimId> o : orders) {
       if (rank >= o.size()) continue;
       any = true;
-      merged.push_back(o[rank]);
-      behind.push_back(o.size() - 1 - rank);
+      merged_.push_back(o[rank]);
+      merged_places_.push_back({rank, o.size() - 1 - rank});
     }
     if (!any) break;
   }
-  return place_order(merged, [&](size_t i) { return behind[i]; });
+  return place_order(merged_, [&](size_t i) { return merged_places_[i]; });
 }
 
-template <class BehindAt>
-int Controller::place_order(std::span<const ClaimId> order, BehindAt behind_at) {
+template <class PlaceAt>
+int Controller::place_order(std::span<const ClaimId> order, PlaceAt place_at) {
   // Ids below next_id_ that are not held belong to erased (ended) claims: nothing to order.
   for (ClaimId id : order)
     if (id >= next_id_) return -ENOENT;
   for (Claim* c : order_) {
-    if (c->order_pos < 0) continue;
-    c->order_pos = -1;
+    if (c->rank < 0) continue;
+    c->rank = -1;
     if (c->state == ClaimState::kPlanned) rest_.emplace(c->report_seq, c->id);
   }
   order_.clear();
@@ -244,9 +234,10 @@ int Controller::place_order(std::span<const ClaimId> order, BehindAt behind_at) 
     Claim* found = find(order[i]);
     if (found == nullptr || claim_state_terminal(found->state)) continue;  // ended
     Claim& c = *found;
-    if (c.order_pos >= 0) continue;  // listed twice: the first place counts
-    c.order_pos = static_cast<int64_t>(i);
-    c.behind = behind_at(i);
+    if (c.rank >= 0) continue;  // listed twice: the first place counts
+    const QueuePlace place = place_at(i);
+    c.rank = static_cast<int64_t>(place.rank);
+    c.behind = place.behind;
     order_.push_back(&c);
     rest_.erase(c.report_seq);
   }
@@ -262,7 +253,7 @@ bool Controller::eligible(Claim& c) {
     case CommitPolicy::kImmediate:
       return true;
     case CommitPolicy::kQueueK:
-      return c.order_pos >= 0 && c.order_pos < static_cast<int64_t>(config_.policy.queue_k);
+      return c.rank >= 0 && c.rank < static_cast<int64_t>(config_.policy.queue_k);
     case CommitPolicy::kTempoStatic:
     case CommitPolicy::kTempo:
     case CommitPolicy::kTempoRisk:
@@ -295,7 +286,7 @@ void Controller::note_due(const Claim& c) {
   next_due_ = std::min(next_due_, clock_.now() + std::max(*t - ttr, kMinDueStep));
 }
 
-uint64_t Controller::behind(const Claim& c) const { return c.order_pos < 0 ? 0 : c.behind; }
+uint64_t Controller::behind(const Claim& c) const { return c.rank < 0 ? 0 : c.behind; }
 
 void Controller::leave_planned(Claim& c) {
   rest_.erase(c.report_seq);

@@ -119,16 +119,12 @@ class Controller final : public ProviderListener {
   int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
   // The runtime's waiting queue in scheduling order (kNoClaim for requests without one;
   // ended claims are skipped). -ENOENT if an id was never issued; nothing changes then.
-  // `lanes` > 1: the queues of that many engines interleaved place by place (place r * lanes
-  // + e is engine e's rank r); a claim's requests behind it are those of its own lane, and
-  // with `lengths` (one per lane: its queue's real length, the rest of the lane padding)
-  // only those before the padding; -EINVAL lengths given but not one per lane.
-  int update_order(std::span<const ClaimId> order, size_t lanes = 1,
-                   std::span<const size_t> lengths = {});
+  int update_order(std::span<const ClaimId> order);
   // Several engines' waiting queues, each in its own scheduling order: the order is their
   // round robin (every queue's first entry, queues in the order given, then every second
-  // one...; a queue that has ended drops out), and a claim's requests behind it are those
-  // after it in its own queue. Errors as update_order.
+  // one...; a queue that has ended drops out). A claim's rank (queue-K commits each
+  // engine's first K) and its requests behind it are those of its own queue. Errors as
+  // update_order.
   int update_orders(std::span<const std::span<const ClaimId>> orders);
   // The runtime is about to retrieve: commits now if it can, else the ordinary path.
   // -ENOENT unknown, -EINVAL terminal or transferring, the claim's error if FAILED.
@@ -209,10 +205,14 @@ class Controller final : public ProviderListener {
   std::optional<TimeNs> threshold(const Claim& c) const;
   // Folds a PLANNED claim that is not eligible into next_due_.
   void note_due(const Claim& c);
-  // Takes `order` as the runtime's latest, `behind_at(i)` the requests of place i's own
-  // engine queued after it.
-  template <class BehindAt>
-  int place_order(std::span<const ClaimId> order, BehindAt behind_at);
+  // Where an entry of the order stands in its own engine's queue.
+  struct QueuePlace {
+    uint64_t rank;    // entries of that queue before it
+    uint64_t behind;  // ... and after it
+  };
+  // Takes `order` as the runtime's latest, `place_at(i)` entry i's QueuePlace.
+  template <class PlaceAt>
+  int place_order(std::span<const ClaimId> order, PlaceAt place_at);
   // Requests the runtime's latest order places behind `c` in its own engine's queue (0 when
   // it is not in the order).
   uint64_t behind(const Claim& c) const;
@@ -241,9 +241,11 @@ class Controller final : public ProviderListener {
   // The runtime's latest order. Nodes of claims_ do not move and a claim leaves this list
   // before it is erased, so the pass walks pointers instead of looking each id up.
   std::vector<Claim*> order_;
-  std::map<uint64_t, ClaimId> rest_;    // PLANNED claims outside order_, by report order
-  std::vector<ClaimId> ready_notices_;  // committed ready during a pass, told after it
-  std::deque<ClaimId> ended_;           // ended claims not erased yet, in the order they ended
+  std::vector<ClaimId> merged_;            // update_orders' round robin ...
+  std::vector<QueuePlace> merged_places_;  // ... and where each entry stands
+  std::map<uint64_t, ClaimId> rest_;       // PLANNED claims outside order_, by report order
+  std::vector<ClaimId> ready_notices_;     // committed ready during a pass, told after it
+  std::deque<ClaimId> ended_;              // ended claims not erased yet, in the order they ended
   bool evaluating_ = false;
   bool again_ = false;
   ControllerStats stats_;

@@ -44,10 +44,7 @@ int Stack::set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns) {
   return controller_.set_layers(id, groups, per_group_ns);
 }
 
-int Stack::update_order(std::span<const ClaimId> order, size_t lanes,
-                        std::span<const size_t> lengths) {
-  return controller_.update_order(order, lanes, lengths);
-}
+int Stack::update_order(std::span<const ClaimId> order) { return controller_.update_order(order); }
 
 int Stack::update_orders(std::span<const std::span<const ClaimId>> orders) {
   return controller_.update_orders(orders);

@@ -92,8 +92,7 @@ class Stack final : private ControllerObserver {
              const TtuQuantiles* spread = nullptr, uint32_t group = 0);
   int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread = nullptr);
   int set_layers(ClaimId id, uint32_t groups, TimeNs per_group_ns);
-  int update_order(std::span<const ClaimId> order, size_t lanes = 1,
-                   std::span<const size_t> lengths = {});
+  int update_order(std::span<const ClaimId> order);
   int update_orders(std::span<const std::span<const ClaimId>> orders);
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome);
   int begin_transfer(ClaimId id);

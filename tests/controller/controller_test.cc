@@ -80,6 +80,33 @@ TEST_F(ControllerTest, QueueKCommitsTheFirstKOfTheWaitingQueue) {
   EXPECT_EQ(state(a), ClaimState::kPlanned);
 }
 
+// Several engines' queues (tempod's clients, the replay's engines on one host): K counts
+// places of each engine's own queue, however long or short the others are.
+TEST_F(ControllerTest, QueueKCommitsEachEnginesFirstK) {
+  make("queue-1");
+  const ClaimId a = report(objs(1, 2), 10 * kNsPerSec);
+  const ClaimId b = report(objs(3, 2), 10 * kNsPerSec);
+  const ClaimId c = report(objs(5, 2), 10 * kNsPerSec);
+  const ClaimId d = report(objs(7, 2), 10 * kNsPerSec);
+  // Engine 0 is empty, engine 1 holds a then b, engine 2 a request without a claim, then c,
+  // then d. The round robin is a, kNoClaim, b, c, d: its first place, but only a is first in
+  // its own queue.
+  const std::vector<ClaimId> none, one{a, b}, two{kNoClaim, c, d};
+  const std::span<const ClaimId> orders[] = {none, one, two};
+  ASSERT_EQ(ctl().update_orders(orders), 0);
+  EXPECT_EQ(state(a), ClaimState::kStaging);
+  EXPECT_EQ(state(b), ClaimState::kPlanned);
+  EXPECT_EQ(state(c), ClaimState::kPlanned);
+  EXPECT_EQ(state(d), ClaimState::kPlanned);
+  // Engine 2's first request is admitted: c is first in its queue, d still second.
+  const std::vector<ClaimId> later{c, d};
+  const std::span<const ClaimId> orders2[] = {none, one, later};
+  ASSERT_EQ(ctl().update_orders(orders2), 0);
+  EXPECT_EQ(state(c), ClaimState::kStaging);
+  EXPECT_EQ(state(b), ClaimState::kPlanned);
+  EXPECT_EQ(state(d), ClaimState::kPlanned);
+}
+
 TEST_F(ControllerTest, TempoCommitsWhenLaxityReachesZero) {
   make("tempo");
   // 500 B alone on an idle device: TTR 0.5 s. TTU 2 s: laxity 1.5 s.

@@ -97,11 +97,11 @@ class RiskControllerTest : public ::testing::Test {
   // The time the claim commits, ordered by the runtime after `ahead` requests and before
   // `behind` ones, none of them with a claim.
   TimeNs committed_in_queue(PolicySpec policy, const TtuQuantiles& spread, size_t ahead,
-                            size_t behind, size_t lanes = 1) {
+                            size_t behind) {
     return committed_at(policy, spread, [&](Stack& s, ClaimId id) {
       std::vector<ClaimId> order(ahead + 1 + behind, kNoClaim);
       order[ahead] = id;
-      return s.update_order(order, lanes);
+      return s.update_order(order);
     });
   }
   // The time the claim commits, first in its engine's queue with `behind` requests after
@@ -150,32 +150,6 @@ TEST_F(RiskControllerTest, RequestsQueuedBehindCommitEarlier) {
   EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 1), kOneBehind);
   // Three behind: ratio 1/13, the quantile 440 ms, below the TTR already: at once.
   EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3), 0);
-  // Two engines' queues interleaved: of the three places after it, one is its own engine's.
-  EXPECT_EQ(committed_in_queue(quarter(), spread, 0, 3, 2), kOneBehind);
-}
-
-// Engines' queues interleaved place by place with the shorter ones padded (the replay's
-// engines on one host): with each queue's real length, the padding is not behind a claim.
-TEST_F(RiskControllerTest, PaddingOfAShorterQueueIsNotBehindAClaim) {
-  const TtuQuantiles spread{{400 * kMs, 700 * kMs, 800 * kMs, 1000 * kMs, 1200 * kMs}};
-  // Engine 0 queues only the claim, engine 1 three requests: 2 x 3 places, engine 0's last
-  // two padding.
-  auto interleaved = [&](std::span<const size_t> lengths) {
-    return committed_at(quarter(), spread, [&](Stack& s, ClaimId id) {
-      std::vector<ClaimId> order(6, kNoClaim);
-      order[0] = id;
-      return s.update_order(order, 2, lengths);
-    });
-  };
-  // Counting the padding: two behind, ratio 1/10, the quantile 475 ms is below the TTR: at
-  // once. With the lengths: nobody behind, the 0.25 quantile, at 200 ms as alone.
-  EXPECT_EQ(interleaved({}), 0);
-  const size_t lengths[] = {1, 3};
-  EXPECT_EQ(interleaved(lengths), 200 * kMs);
-  // A length for each lane, or none.
-  const size_t one[] = {1};
-  const ClaimId order[] = {kNoClaim, kNoClaim};
-  EXPECT_EQ(rt->stack.update_order(order, 2, one), -EINVAL);
 }
 
 // Several engines' queues given apart (a tempod's clients): a claim counts only its own

@@ -917,6 +917,33 @@ TEST_F(TempodTest, RiskCountsOnlyTheClaimsOwnEnginesQueueBehindIt) {
   tempo_ctx_unref(a);
 }
 
+// queue-K over several engines counts each engine's own queue: under queue-1 both engines'
+// first claims commit, not only the first place of the merged order (A's first, then B's).
+TEST_F(TempodTest, QueueKCountsEachEnginesOwnQueue) {
+  tempo_ctx* a = nullptr;
+  tempo_ctx* b = nullptr;
+  start_two_engines("policy = queue-1\ntick = 60s\n", "engine-a", &a, "engine-b", &b);
+  ASSERT_FALSE(HasFatalFailure());
+  tempo_claim_id ids[3] = {};
+  for (uint64_t k = 0; k < 3; ++k) {
+    put(a, 81 + k);
+    const tempo_object o[] = {{81 + k, kObjectBytes}};
+    ASSERT_EQ(tempo_claim_report(k < 2 ? a : b, o, 1, 3'600'000'000'000, &ids[k]), 0);
+  }
+  ASSERT_EQ(tempo_order_update(a, ids, 2), 0);
+  ASSERT_EQ(tempo_order_update(b, ids + 2, 1), 0);
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_query(a, ids[0], &info, sizeof info), 0);
+  EXPECT_NE(info.state, TEMPO_CLAIM_PLANNED);
+  ASSERT_EQ(tempo_claim_query(a, ids[1], &info, sizeof info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
+  ASSERT_EQ(tempo_claim_query(b, ids[2], &info, sizeof info), 0);
+  EXPECT_NE(info.state, TEMPO_CLAIM_PLANNED);
+  for (uint64_t k = 0; k < 3; ++k) ASSERT_EQ(tempo_claim_cancel(k < 2 ? a : b, ids[k]), 0);
+  tempo_ctx_unref(b);
+  tempo_ctx_unref(a);
+}
+
 // Shares of the protected budget: two engines weighted 1:3, both asking for more than the
 // budget, each gets its part; an engine without live claims lends its part, and gets it
 // back as the borrower's claims end (commitments are never revoked).

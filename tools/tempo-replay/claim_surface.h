@@ -25,10 +25,8 @@ class ClaimSurface {
   virtual int report(const Manifest& manifest, TimeNs ttu, ClaimId* id,
                      const TtuQuantiles* spread) = 0;
   virtual int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) = 0;
-  // `lanes`: engines interleaved in `order`, each padded to the longest; `lengths`: each
-  // engine's real queue length (Controller::update_order).
-  virtual int update_order(std::span<const ClaimId> order, size_t lanes,
-                           std::span<const size_t> lengths) = 0;
+  // The waiting queues of the engines on this surface, one each (Controller::update_orders).
+  virtual int update_orders(std::span<const std::span<const ClaimId>> orders) = 0;
   // A WAIT outcome is followed by the observer's on_claim_ready or on_claim_ordinary.
   virtual int request_retrieval(ClaimId id, RetrievalOutcome* outcome) = 0;
   virtual int begin_transfer(ClaimId id) = 0;
@@ -59,9 +57,8 @@ class StackClaims final : public ClaimSurface {
   int revise(ClaimId id, TimeNs ttu, const TtuQuantiles* spread) override {
     return s_.revise(id, ttu, spread);
   }
-  int update_order(std::span<const ClaimId> order, size_t lanes,
-                   std::span<const size_t> lengths) override {
-    return s_.update_order(order, lanes, lengths);
+  int update_orders(std::span<const std::span<const ClaimId>> orders) override {
+    return s_.update_orders(orders);
   }
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome) override {
     return s_.request_retrieval(id, outcome);

@@ -130,10 +130,10 @@ class DaemonClaims final : public ClaimSurface {
     if (const int r = c_.batch({&op, 1}, &results); r != 0) return r;
     return results[0].status;
   }
-  // One engine's own queue: the daemon interleaves its engines' queues itself.
-  int update_order(std::span<const ClaimId> order, size_t /*lanes*/,
-                   std::span<const size_t> /*lengths*/) override {
-    return c_.order(order.data(), order.size());
+  // One engine's own queue (a client is one engine): the daemon merges its engines' queues.
+  int update_orders(std::span<const std::span<const ClaimId>> orders) override {
+    if (orders.size() != 1) return -EINVAL;
+    return c_.order(orders[0].data(), orders[0].size());
   }
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome) override {
     int got = 0;
@@ -484,15 +484,6 @@ void preload_store(const ReplayWorkload& w, const std::string& dir) {
     throw std::runtime_error("cannot sync the object store: " + errno_text(r));
 }
 
-// The daemon's policy: queue-K counts K places of each engine's queue, so the merged
-// order's K x engines (as for_engines() does in process).
-std::string daemon_policy(const std::string& name, uint32_t engines) {
-  const auto p = parse_policy(name);
-  if (!p) throw std::invalid_argument("unknown policy '" + name + "'");
-  if (name.rfind("queue-", 0) == 0) return "queue-" + std::to_string(p->queue_k * engines);
-  return name;
-}
-
 }  // namespace
 
 std::string default_tempod_path() {
@@ -515,7 +506,8 @@ RunResult run_daemon_engines(const ReplayWorkload& w, const EngineConfig& cfg,
   if (o.engines == 0 || o.engines > kMaxDeploymentSize)
     throw std::invalid_argument("a daemon run has 1 to " + std::to_string(kMaxDeploymentSize) +
                                 " engines");
-  const std::string policy = daemon_policy(cfg.policy, o.engines);
+  if (!parse_policy(cfg.policy)) throw std::invalid_argument("unknown policy '" + cfg.policy + "'");
+  const std::string& policy = cfg.policy;
   preload_store(w, o.store_dir);
   RunDir dir;
   const std::string socket = dir.file("tempod.sock"), conf = dir.file("tempod.conf");

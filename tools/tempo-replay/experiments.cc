@@ -101,7 +101,7 @@ RunResult serve(const ReplaySetup& s, const Loaded& l, const std::string& policy
   p.static_rate_bps = s.uring_calibration_bps;
   ControllerConfig c = s.stack.controller;
   if (policy != "dax-l1") c.policy = *parse_policy(policy);
-  UringServingStack st(*l.uring, StackConfig{p, for_engines(c, s.deployment.engines_per_host)});
+  UringServingStack st(*l.uring, StackConfig{p, c});
   return run_serving(l.workload, st, e, *l.costs, s.deployment);
 }
 

@@ -684,11 +684,9 @@ class Engine {
 };
 
 // The engines of one host around its stack: the stack's observer (each engine ignores the
-// claims of the others) and the one waiting order its controller sees. The engines' queues
-// are interleaved rank by rank (every engine's first request, then every engine's second,
-// ...), a rank where an engine's queue has ended kept as kNoClaim while a longer one goes on:
-// place r * E + e is engine e's rank r, so queue-K with K scaled by E (for_engines())
-// commits each engine's first K. With one engine the order is that engine's own.
+// claims of the others) and its engines' waiting queues, given to the controller together
+// (Controller::update_orders, as tempod gives its engines'): queue-K commits each engine's
+// first K, and a claim's requests behind it are its own engine's.
 class Host final : public StackObserver {
  public:
   explicit Host(ServingStack& st) : st_(st) {}
@@ -717,29 +715,14 @@ class Host final : public StackObserver {
 
  private:
   void publish() {
-    if (orders_.size() == 1) {
-      st_.claims().update_order(orders_[0], 1, {});
-      return;
-    }
-    // Interleaved place by place, shorter queues padded (queue-K counts places of this
-    // order); each queue's own length keeps the padding out of the requests behind a claim.
-    size_t longest = 0;
-    lengths_.clear();
-    for (const auto& o : orders_) {
-      longest = std::max(longest, o.size());
-      lengths_.push_back(o.size());
-    }
-    merged_.clear();
-    for (size_t r = 0; r < longest; ++r)
-      for (const auto& o : orders_) merged_.push_back(r < o.size() ? o[r] : kNoClaim);
-    st_.claims().update_order(merged_, orders_.size(), lengths_);
+    views_.assign(orders_.begin(), orders_.end());
+    st_.claims().update_orders(views_);
   }
 
   ServingStack& st_;
   std::vector<Engine*> engines_;
   std::vector<std::vector<ClaimId>> orders_;  // per engine of this host
-  std::vector<ClaimId> merged_;
-  std::vector<size_t> lengths_;
+  std::vector<std::span<const ClaimId>> views_;
 };
 
 // Every engine of every host in one run on the hosts' shared driver.
@@ -952,11 +935,6 @@ std::vector<KvObject> layer_group_objects(const KvObject& chunk, uint32_t groups
   return out;
 }
 
-ControllerConfig for_engines(ControllerConfig c, uint32_t engines_per_host) {
-  c.policy.queue_k *= engines_per_host;
-  return c;
-}
-
 RunResult run_serving(const ReplayWorkload& workload, ServingStack& stack,
                       const EngineConfig& engine, const StepCosts& costs,
                       const Deployment& deployment) {
@@ -977,7 +955,6 @@ RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stac
     if (!p) throw std::invalid_argument("unknown policy '" + engine.policy + "'");
     s.controller.policy = *p;
   }
-  s.controller = for_engines(s.controller, deployment.engines_per_host);
   const ClusterModel& cm = deployment.cluster;
   if (cm.enabled && (!(cm.rate_bps > 0) || cm.latency < 0 || cm.slots == 0))
     throw std::invalid_argument(

@@ -150,14 +150,10 @@ struct Deployment {
   ClusterModel cluster;
 };
 
-// The controller configuration for a stack shared by `engines_per_host` engines: queue-K
-// counts K places of each engine's queue (the stack sees them interleaved rank by rank).
-ControllerConfig for_engines(ControllerConfig c, uint32_t engines_per_host);
-
 class ServingStack;
 
 // Runs one workload to completion on `stack`, whose controller runs `engine.policy` (or
-// anything, for dax-l1) configured for_engines(); `costs` maps GPU work to time (the shared
+// anything, for dax-l1); `costs` maps GPU work to time (the shared
 // execution-time model, or fixed costs in tests); `deployment.engines_per_host` engines
 // share the stack (one host only). Throws std::invalid_argument for an invalid
 // configuration.
