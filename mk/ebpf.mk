@@ -80,6 +80,9 @@ test-ebpf: ebpf ebpf-uring-replay
 	@$(PY) tests/ebpf/run.py $(EBPF_OUT) --replay $(EBPF_REPLAY) \
 	  --capi-client $(EBPF_CLIENT) --libtempo $(EBPF_LIBTEMPO) \
 	  $$([ -x $(EBPF_URING) ] && echo --uring-replay $(EBPF_URING))
+	@BENCH_REPS=1 $(PY) tests/ebpf/bench.py $(EBPF_OUT) \
+	  $$([ -x $(EBPF_URING) ] && echo --uring $(EBPF_URING)) $(EBPF_REPLAY) --default-comparison \
+	  >$(EBPF_OUT)/bench-smoke.json && echo "ok    make bench-ebpf runs to its end (one repetition each way)"
 
 # tempo.ko is built by `make kmod` into $(KMOD_BUILD); the guest kernel comes with the kmod deps.
 test-ebpf-vm: ebpf

@@ -53,6 +53,20 @@ def probe_cost(build, attached):
     return res
 
 
+def stop(tool):
+    """SIGINT, then the tool's output. The signal is sent again every 5 s (a minute in all):
+    one that lands while bpftrace is still setting up after its uprobes attached (a
+    replay of a few tens of milliseconds ends that soon) can go unanswered."""
+    for _ in range(12):
+        tool.send_signal(2)
+        try:
+            return tool.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            continue
+    tool.kill()
+    raise RuntimeError(f"{tool.args[0]} did not exit on SIGINT")
+
+
 def replay_once(build, cmd, bt_script):
     """(wall s, CPU s, probe hits) of one replay; with bt_script, tempomargin and bpftrace
     attached first (hits: the stage__complete and transfer__begin hits tempomargin saw)."""
@@ -67,8 +81,7 @@ def replay_once(build, cmd, bt_script):
     p.returncode = os.waitstatus_to_exitcode(status)
     hits = 0
     for i, t in enumerate(tools):
-        t.send_signal(2)
-        out, _ = t.communicate(timeout=60)
+        out, _ = stop(t)
         if i == 0:
             m = json.loads(out.splitlines()[-1])
             hits = sum(m[k]["count"] for k in ("margin_early", "margin_late", "stage_latency"))
@@ -126,8 +139,7 @@ def uring_once(build, binary, bt_script):
         raise RuntimeError("uring_replay failed")
     hits = 0
     for i, t in enumerate(tools):
-        t.send_signal(2)
-        tout, _ = t.communicate(timeout=60)
+        tout, _ = stop(t)
         if i == 0:
             m = json.loads(tout.splitlines()[-1])
             hits = sum(m[k]["count"] for k in ("margin_early", "margin_late", "stage_latency"))

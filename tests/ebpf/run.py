@@ -164,21 +164,26 @@ def start_bpftrace(script, pid, binary):
     return p
 
 
-def bt_for_binary(script, binary, tmpdir, pid):
+def bt_for_binary(script, binary, tmpdir, pid=None):
     """A copy of a USDT script attached by `binary`'s path (usdt:*: needs -p, a path does
     not) that counts only process `pid`: every probe gets a `pid == PID` predicate, so
-    another process running the same binary at the same time is not counted."""
+    another process running the same binary at the same time is not counted. With no pid
+    (make bench-ebpf: one process of the binary at a time, started after the attach) it
+    counts every process of the binary."""
     with open(script) as f:
         lines = f.read().replace("usdt:*:", f"usdt:{binary}:").splitlines()
     out = []
     for i, line in enumerate(lines):
+        if pid is None:
+            out.append(line)
+            continue
         if line.startswith("/") and i and lines[i - 1].startswith("usdt:"):
             out.append(f"/pid == {pid} && ({line.strip()[1:-1]})/")
             continue
         out.append(line)
         if line.startswith("usdt:") and not (i + 1 < len(lines) and lines[i + 1].startswith("/")):
             out.append(f"/pid == {pid}/")
-    path = os.path.join(tmpdir, os.path.basename(script).replace(".bt", f"_{pid}.bt"))
+    path = os.path.join(tmpdir, os.path.basename(script).replace(".bt", f"_{pid or 'any'}.bt"))
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
     return path
