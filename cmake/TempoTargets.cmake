@@ -44,6 +44,7 @@ function(tempo_add_bench name)
   cmake_parse_arguments(B "" "" "LIBS" ${ARGN})
   add_executable(${name} ${B_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE tempo_study benchmark::benchmark ${B_LIBS})
+  set_property(GLOBAL APPEND PROPERTY TEMPO_BENCHES ${name})
 endfunction()
 
 # tempo_python_test_env(OUT vars...): OUT = vars plus, under ASan, what an uninstrumented
