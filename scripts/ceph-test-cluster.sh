@@ -75,12 +75,24 @@ wait_for() { # seconds description command...
   done
 }
 
-# Starts OSD $1 unless it runs.
-start_osd() {
+osd_runs() { # id
   local p
   p=$(cat "$dir/run/osd.$1.pid" 2>/dev/null || true)
-  [ -n "$p" ] && kill -0 "$p" 2>/dev/null && return 0
-  ceph-osd -c "$conf" -i "$1" 2>>"$dir/log/osd.$1.stderr"
+  [ -n "$p" ] && kill -0 "$p" 2>/dev/null
+}
+
+# Starts OSD $1 unless it runs, and waits until its daemon does (ceph-osd returns once it
+# has forked; the daemon can still fail while it loads its store): tried three times.
+start_osd() {
+  local try
+  for try in 1 2 3; do
+    osd_runs "$1" && return 0
+    ceph-osd -c "$conf" -i "$1" 2>>"$dir/log/osd.$1.stderr" || true
+    wait_for 20 "osd.$1's daemon (try $try)" osd_runs "$1" && return 0
+  done
+  echo "ceph-test-cluster: osd.$1 did not start; its log ends:" >&2
+  tail -n 20 "$dir/log/osd.$1.log" >&2 || true
+  return 1
 }
 
 # Stops OSD $1 as an operator would (SIGTERM, once: it tells the monitor and memstore saves
