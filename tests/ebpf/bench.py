@@ -67,24 +67,37 @@ def stop(tool):
     raise RuntimeError(f"{tool.args[0]} did not exit on SIGINT")
 
 
-def replay_once(build, cmd, bt_script):
-    """(wall s, CPU s, probe hits) of one replay; with bt_script, tempomargin and bpftrace
-    attached first (hits: the stage__complete and transfer__begin hits tempomargin saw)."""
-    tools = []
-    if bt_script:
-        tools.append(run.start_tool([os.path.join(build, "tempomargin"), "-j", "-b", cmd[0]]))
-        tools.append(run.start_bpftrace(bt_script, None, cmd[0]))
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
+def attach(build, binary, bt_script):
+    """tempomargin and bpftrace (bt_script) on `binary`, both attached; none without a
+    script."""
+    if not bt_script:
+        return []
+    return [run.start_tool([os.path.join(build, "tempomargin"), "-j", "-b", binary]),
+            run.start_bpftrace(bt_script, None, binary)]
+
+
+def detach(tools):
+    """Stops what attach() started; the probe hits tempomargin saw (stage__complete and
+    transfer__begin), 0 with nothing attached."""
     hits = 0
     for i, t in enumerate(tools):
         out, _ = stop(t)
         if i == 0:
             m = json.loads(out.splitlines()[-1])
             hits = sum(m[k]["count"] for k in ("margin_early", "margin_late", "stage_latency"))
+    return hits
+
+
+def replay_once(build, cmd, bt_script):
+    """(wall s, CPU s, probe hits) of one replay; with bt_script, tempomargin and bpftrace
+    attached first (hits: the stage__complete and transfer__begin hits tempomargin saw)."""
+    tools = attach(build, cmd[0], bt_script)
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    hits = detach(tools)
     if p.returncode != 0:
         raise RuntimeError(f"replay exited {p.returncode}")
     return wall, ru.ru_utime + ru.ru_stime, hits
@@ -127,22 +140,14 @@ URING_REQUESTS = "300"
 
 def uring_once(build, binary, bt_script):
     """(requests/s, CPU s, hits) of one closed-loop uring_replay run."""
-    tools = []
-    if bt_script:
-        tools.append(run.start_tool([os.path.join(build, "tempomargin"), "-j", "-b", binary]))
-        tools.append(run.start_bpftrace(bt_script, None, binary))
+    tools = attach(build, binary, bt_script)
     p = subprocess.Popen([binary, os.path.join(build, "uring-replay-store"), URING_REQUESTS,
                           "0", "0"], stdout=subprocess.PIPE, text=True)
     out = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError("uring_replay failed")
-    hits = 0
-    for i, t in enumerate(tools):
-        tout, _ = stop(t)
-        if i == 0:
-            m = json.loads(tout.splitlines()[-1])
-            hits = sum(m[k]["count"] for k in ("margin_early", "margin_late", "stage_latency"))
+    hits = detach(tools)
     return json.loads(out)["requests_per_s"], ru.ru_utime + ru.ru_stime, hits
 
 
