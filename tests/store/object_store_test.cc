@@ -480,8 +480,12 @@ TEST_F(ObjectStoreTest, AReadOnlyStoreCanBeInspected) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    // From the scratch directory by a relative path: the checkout's ancestors need not be
+    // open to the unprivileged user (a clone in a 0700 mktemp directory).
+    if (chdir(dir_.path().c_str()) != 0) _exit(9);
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
     ObjectStoreOptions o = options();
+    o.dir = "store";
     std::unique_ptr<ObjectStore> s;
     if (ObjectStore::open(o, &s) != -EACCES) _exit(11);  // writing is not allowed...
     o.read_only = true;
