@@ -10,8 +10,7 @@ TEMPO_REPLAY       := $(BUILD)/tools/tempo-replay/tempo-replay
 
 .PHONY: figures figures-doc run-figures tempo-replay-bin
 
-tempo-replay-bin:
-	@scripts/deps.sh core plots
+tempo-replay-bin: deps
 	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	@cmake --build $(BUILD) -j $(JOBS) --target tempo-replay
 
