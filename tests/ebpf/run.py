@@ -22,8 +22,10 @@ Usage: tests/ebpf/run.py BUILD_DIR [--replay TEMPO_REPLAY] [--uring-replay URING
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -540,9 +542,14 @@ def test_refusals(build):
     lines = r.stdout.splitlines()
     check(r.returncode == 0 and len(lines) == 2 and 1.8 < time.monotonic() - t0 < 30,
           f"tempostat 1 2 prints two 1-second reports and exits 0 ({len(lines)} lines)")
+    # nobody runs a copy in a directory of its own: the checkout may lie below a directory
+    # nobody cannot enter (a 0700 mktemp -d), which would refuse it for the wrong reason.
+    nobody_dir = tempfile.mkdtemp(prefix="tempo-ebpf-nobody-", dir="/tmp")
+    os.chmod(nobody_dir, 0o755)
     for tool in ("tempostat", "tempomargin"):
         path = os.path.join(build, tool)
-        run_refusal([path, "-p", str(d.pid)], f"{tool} as nobody", "missing privileges",
+        run_refusal([shutil.copy(path, nobody_dir), "-p", str(d.pid)], f"{tool} as nobody",
+                    "missing privileges",
                     ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
         run_refusal(["sh", "-c", f"umount {TRACEFS} && exec {path} -p {d.pid}"],
                     f"{tool} without tracefs", "missing tracefs", ["unshare", "-m"])
@@ -552,6 +559,7 @@ def test_refusals(build):
         run_refusal([path, "0"], f"{tool} interval 0", "invalid interval")
         if not os.path.exists(os.path.join(TRACEFS, "events", "tempo")):
             run_refusal([path], f"{tool} with nothing to trace", "nothing to trace")
+    shutil.rmtree(nobody_dir)
     d.fire()
 
 
