@@ -108,8 +108,9 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
     output = std::min(output, snapshot.generation_limit);
     return output > generated ? output - generated : 0;
   };
-  std::vector<Seq> active;
-  active.reserve(snapshot.max_active);
+  std::vector<Seq> active;  // never more than every request given, whatever max_active says
+  active.reserve(
+      std::min<size_t>(snapshot.max_active, snapshot.running.size() + snapshot.waiting.size()));
   for (const RunningRequest& r : snapshot.running) {
     Seq s;
     if (r.prompt_tokens_remaining > 0 || r.retrieval_bytes_remaining > 0) {

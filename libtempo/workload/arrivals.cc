@@ -12,6 +12,9 @@ int arrival_times(const ArrivalSpec& spec, size_t n, std::vector<TimeNs>* out) {
   switch (spec.kind) {
     case ArrivalKind::kFixedInterval:
       if (spec.interval < 0) return -EINVAL;
+      if (n > 1 && spec.interval > 0 &&
+          static_cast<uint64_t>(n - 1) > static_cast<uint64_t>(kMaxArrivalNs / spec.interval))
+        return -ERANGE;
       for (size_t i = 0; i < n; ++i) out->push_back(static_cast<TimeNs>(i) * spec.interval);
       return 0;
     case ArrivalKind::kPoisson: {
@@ -20,6 +23,10 @@ int arrival_times(const ArrivalSpec& spec, size_t n, std::vector<TimeNs>* out) {
       double t = 0;
       for (size_t i = 0; i < n; ++i) {
         if (i > 0) t += rng.exponential(spec.rate_per_s);
+        if (!(t <= ns_to_sec(kMaxArrivalNs))) {
+          out->clear();
+          return -ERANGE;
+        }
         out->push_back(sec_to_ns(t));
       }
       return 0;
@@ -31,6 +38,10 @@ int arrival_times(const ArrivalSpec& spec, size_t n, std::vector<TimeNs>* out) {
         if (t < 0 || (i > 0 && t < spec.timestamps[i - 1])) {
           out->clear();
           return -EINVAL;
+        }
+        if (t > kMaxArrivalNs) {
+          out->clear();
+          return -ERANGE;
         }
         out->push_back(t);
       }

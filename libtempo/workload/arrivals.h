@@ -24,8 +24,13 @@ struct ArrivalSpec {
   std::vector<TimeNs> timestamps;    // kTimestamps
 };
 
-// Arrival times of `n` requests. Returns 0, or -EINVAL for a negative interval, a rate that
-// is not finite and positive, or timestamps that are fewer than n, negative or decreasing.
+// The latest arrival a run may have (about 146 years): a replay adds its durations to
+// arrival times, and later ones would overflow them.
+inline constexpr TimeNs kMaxArrivalNs = TimeNs{1} << 62;
+
+// Arrival times of `n` requests. Returns 0, -EINVAL for a negative interval, a rate that is
+// not finite and positive, or timestamps that are fewer than n, negative or decreasing, or
+// -ERANGE for an arrival after kMaxArrivalNs.
 int arrival_times(const ArrivalSpec& spec, size_t n, std::vector<TimeNs>* out);
 
 // Parses "fixed", "poisson" or "trace" (for command lines); -EINVAL for anything else.

@@ -220,39 +220,59 @@ int64_t decode_ns(uint64_t batch, uint64_t ctx, uint64_t steps) {
                               10.0 * (s * double(ctx) + double(batch) * s * (s - 1) / 2));
 }
 
-// ABI 0.6: a running sequence's known output length, and a call made while a step runs.
-TEST(EnginesCApi, KnownOutputLengthAndAStepInFlightShapeTheTtu) {
-  Ctx c({{"fast_tier_bytes", "100MB"}, {"budget_bytes", "50MB"}, {"policy", "tempo"}});
-  const tempo_object obj{1, 1000};
-  ASSERT_EQ(tempo_sim_add_objects(c.ctx, &obj, 1), 0);
-  tempo_claim_id a = 0;
-  ASSERT_EQ(tempo_claim_report(c.ctx, &obj, 1, 60'000'000'000, &a), 0);
-  tempo_runtime* rt = nullptr;
-  const tempo_runtime_config cfg = runtime_config(1, 0);
-  ASSERT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
-  // One slot, held by a sequence with 1 token out over a 1000-token prompt; a waits for it.
-  tempo_running_seq running{1000, 1000, 1, 0, 0};
-  const tempo_waiting_seq waiting[] = {{1256, 256, a, 0}};
-  tempo_step step{};
-  step.running = &running;
-  step.running_count = 1;
-  step.waiting = waiting;
-  step.waiting_count = 1;
-  auto ttu = [&] {
+// One claim (one 1000-byte object, reported with a 60 s TTU) waiting behind one running
+// sequence (1 token out over a 1000-token prompt) on an engine with `max_active` slots.
+struct ClaimBehindOneSequence {
+  explicit ClaimBehindOneSequence(uint32_t max_active)
+      : c({{"fast_tier_bytes", "100MB"}, {"budget_bytes", "50MB"}, {"policy", "tempo"}}),
+        cfg(runtime_config(max_active, 0)) {
+    const tempo_object obj{1, 1000};
+    EXPECT_EQ(tempo_sim_add_objects(c.ctx, &obj, 1), 0);
+    EXPECT_EQ(tempo_claim_report(c.ctx, &obj, 1, 60'000'000'000, &a), 0);
+    EXPECT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
+    waiting = {1256, 256, a, 0};
+    step.running = &running;
+    step.running_count = 1;
+    step.waiting = &waiting;
+    step.waiting_count = 1;
+  }
+  ~ClaimBehindOneSequence() { tempo_runtime_free(rt); }
+  // The claim's TTU after a step call.
+  double ttu() {
     EXPECT_EQ(tempo_runtime_step(rt, &step), 0);
     tempo_claim_info info{};
     EXPECT_EQ(tempo_claim_query(c.ctx, a, &info, sizeof info), 0);
     return double(info.ttu_ns);
-  };
+  }
+
+  Ctx c;
+  tempo_runtime_config cfg;
+  tempo_claim_id a = 0;
+  tempo_runtime* rt = nullptr;
+  tempo_running_seq running{1000, 1000, 1, 0, 0};
+  tempo_waiting_seq waiting{};
+  tempo_step step{};
+};
+
+// ABI 0.6: a running sequence's known output length, and a call made while a step runs.
+TEST(EnginesCApi, KnownOutputLengthAndAStepInFlightShapeTheTtu) {
+  ClaimBehindOneSequence f(1);  // one slot, held by the running sequence
   // No completed output yet: it runs to the limit, 63 more decode steps.
-  EXPECT_NEAR(ttu(), double(decode_ns(1, 1000, 63)), 2.0);
+  EXPECT_NEAR(f.ttu(), double(decode_ns(1, 1000, 63)), 2.0);
   // Its output is known to be 4 tokens: 3 more.
-  running.output_tokens = 4;
-  EXPECT_NEAR(ttu(), double(decode_ns(1, 1000, 3)), 2.0);
+  f.running.output_tokens = 4;
+  EXPECT_NEAR(f.ttu(), double(decode_ns(1, 1000, 3)), 2.0);
   // Called 7 ms before the step in flight ends: the projection starts then.
-  step.busy_ns = 7'000'000;
-  EXPECT_NEAR(ttu(), double(7'000'000 + decode_ns(1, 1000, 3)), 2.0);
-  tempo_runtime_free(rt);
+  f.step.busy_ns = 7'000'000;
+  EXPECT_NEAR(f.ttu(), double(7'000'000 + decode_ns(1, 1000, 3)), 2.0);
+}
+
+// An engine that does not cap its batch may say so with max_active = 2^32 - 1: the claim
+// behind a running sequence is admitted now (a free slot). Every step of such an engine
+// failed with -ENOMEM once: the estimator reserved room for max_active sequences.
+TEST(EnginesCApi, AnUncappedBatchAdmitsAtOnce) {
+  ClaimBehindOneSequence f(UINT32_MAX);
+  EXPECT_EQ(f.ttu(), 0.0);
 }
 
 TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {

@@ -79,5 +79,36 @@ TEST_F(TraceWorkloadTest, SliceScaleAndCap) {
   EXPECT_EQ(build_workload(spec_, model_, &w, &error_), -EINVAL);
 }
 
+// A scale that puts arrivals past the replay's time range, and a slice that keeps no request,
+// are refused with a message, not replayed with overflowed times or as an empty run.
+TEST_F(TraceWorkloadTest, ArrivalsPastTheTimeRangeAndNoRequestsAreRefused) {
+  ReplayWorkload w;
+  spec_.time_scale = 1e308;
+  EXPECT_EQ(build_workload(spec_, model_, &w, &error_), -ERANGE);
+  EXPECT_NE(error_.find("time range"), std::string::npos) << error_;
+  spec_.time_scale = static_cast<double>(kMaxArrivalNs) / (4000.0 * kNsPerMs);
+  ASSERT_EQ(build_workload(spec_, model_, &w, &error_), 0) << error_;
+  EXPECT_LE(w.requests.back().arrival, kMaxArrivalNs);
+  spec_.time_scale = 1;
+  spec_.skip = 3;
+  EXPECT_EQ(build_workload(spec_, model_, &w, &error_), -EINVAL);
+  EXPECT_NE(error_.find("no requests to replay after --skip 3"), std::string::npos) << error_;
+  std::ofstream(path_, std::ios::trunc) << "\n\n";
+  spec_.skip = 0;
+  EXPECT_EQ(build_workload(spec_, model_, &w, &error_), -EINVAL);
+  EXPECT_NE(error_.find("no requests to replay"), std::string::npos) << error_;
+}
+
+// Synthetic arrivals past the time range (a rate near 0) are refused the same way.
+TEST_F(TraceWorkloadTest, SyntheticArrivalsPastTheTimeRangeAreRefused) {
+  WorkloadSpec spec;
+  spec.name = "narrativeqa";
+  spec.arrivals.kind = ArrivalKind::kPoisson;
+  spec.arrivals.rate_per_s = 1e-300;
+  ReplayWorkload w;
+  EXPECT_EQ(build_workload(spec, model_, &w, &error_), -ERANGE);
+  EXPECT_NE(error_.find("a higher --rate"), std::string::npos) << error_;
+}
+
 }  // namespace
 }  // namespace tempo

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,21 @@ TEST(TtuEstimator, SlotsFreeOnOneSharedTimeline) {
   EXPECT_EQ(out[2].claim, 14u);
   EXPECT_EQ(out[2].queue_position, 3u);
   EXPECT_EQ(out[2].ttu, (84'940 + 22'000 + 61'440 + 5'000 + 39'930) * kUs);
+}
+
+// max_active is the engine's word, up to 2^32 - 1: slots beyond every request given change
+// nothing, and cost nothing (the estimator once reserved max_active sequences: bad_alloc).
+TEST(TtuEstimator, MoreSlotsThanRequestsChangeNothing) {
+  Fixture f;
+  f.running = {decoding(100, 6), decoding(50, 3)};
+  f.queue = {waiting(11, 10, 200, 2000), waiting(12, 20, 100, 1000), waiting(14, 1, 0, 0)};
+  f.max_active = 5;
+  const std::vector<ClaimTtu> enough = f.run();
+  ASSERT_EQ(enough.size(), 3u);
+  f.max_active = UINT32_MAX;
+  const std::vector<ClaimTtu> most = f.run();
+  ASSERT_EQ(most.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(most[i].ttu, enough[i].ttu) << i;
 }
 
 TEST(TtuEstimator, PrecedingRetrievalAndPrefillCount) {

@@ -97,6 +97,29 @@ TEST(Arrivals, Timestamps) {
   EXPECT_EQ(parse_arrival_kind("uniform", &k), -EINVAL);
 }
 
+// Arrivals past kMaxArrivalNs would overflow the replay's times (a request arriving at a
+// negative time, a negative TTFT): each arrival process refuses them, leaving nothing.
+TEST(Arrivals, PastTheTimeRangeAreRefused) {
+  std::vector<TimeNs> t;
+  ArrivalSpec s;
+  s.interval = kMaxArrivalNs / 3;
+  ASSERT_EQ(arrival_times(s, 4, &t), 0);  // the last at 3 x interval, within the range
+  EXPECT_EQ(t.back(), 3 * (kMaxArrivalNs / 3));
+  EXPECT_EQ(arrival_times(s, 5, &t), -ERANGE);
+  s.interval = kNever;
+  EXPECT_EQ(arrival_times(s, 2, &t), -ERANGE);
+  ASSERT_EQ(arrival_times(s, 1, &t), 0);  // one request arrives at 0 whatever the interval
+  s.kind = ArrivalKind::kPoisson;
+  s.rate_per_s = 1e-300;
+  EXPECT_EQ(arrival_times(s, 2, &t), -ERANGE);
+  EXPECT_TRUE(t.empty());
+  s.kind = ArrivalKind::kTimestamps;
+  s.timestamps = {0, kMaxArrivalNs, kMaxArrivalNs + 1};
+  ASSERT_EQ(arrival_times(s, 2, &t), 0);
+  EXPECT_EQ(arrival_times(s, 3, &t), -ERANGE);
+  EXPECT_TRUE(t.empty());
+}
+
 TEST(OutputLengths, NaturalEndBelowTheCap) {
   Rng rng(3);
   OutputLengthModel m;  // median 112, sigma 0.35, cap 128

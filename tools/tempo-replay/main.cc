@@ -78,7 +78,7 @@ const tempo::cli::Option kOptions[] = {
      "tempo-risk[:W], dax-l1 (default: the seven commitment policies)",
      'p'},
     {"ratio", 'r', "pct", "prefix cache ratio, percent (default 100)", 'r'},
-    {"documents", 0, "n", "documents in the set (default 12, LooGLE 16)", kDocs},
+    {"documents", 0, "n", "documents in the set, 1-100000 (default 12, LooGLE 16)", kDocs},
     {"interval", 0, "dur", "fixed arrival interval (default 500ms)", kInterval},
     {"rate", 0, "r", "Poisson arrivals at R requests/s instead", kRate},
     {"output-cap", 0, "n",
@@ -122,7 +122,7 @@ const tempo::cli::Option kOptions[] = {
     {"budget", 0, "bytes", "protected-capacity budget (default 50GiB)", kBudget},
     {"staging-rate", 0, "bytes/s", "aggregate staging rate (default 11GiB)", kStaging},
     {"demand-rate", 0, "bytes/s", "ordinary-path rate (default 2GiB)", kDemand},
-    {"slots", 0, "n", "concurrent staging operations (default 8)", kSlots},
+    {"slots", 0, "n", "concurrent staging operations, 1-4096 (default 8)", kSlots},
     {"seed", 0, "n", "workload seed (default 1)", kSeed},
     {"device", 'd', "name",
      "sim (default: virtual time), uring (real I/O, wall clock) or daemon\n"
@@ -156,6 +156,8 @@ const tempo::cli::Tool kTool{
     "Serves a workload through libtempo on a simulated (or real) device and compares\n"
     "commitment policies (Documentation/tempo-replay.md).",
     kOptions};
+
+constexpr uint32_t kMaxDocuments = 100'000;
 
 bool fail(const std::string& msg) {
   tempo::cli::usage_error("tempo-replay", msg);
@@ -220,7 +222,8 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
         if (!count(&s->workload.skip)) return false;
         break;
       case kFirst:
-        if (!count(&s->workload.first)) return false;
+        if (tempo::cli::to_u64(name, arg, 1, UINT64_MAX, &s->workload.first, &why) != 0)
+          return fail(why);
         break;
       case 'm':
         s->model = arg;
@@ -246,7 +249,10 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
         break;
       }
       case kDocs:
-        if (!u32(&s->workload.documents)) return false;
+        // About 26 KB of workload a document: the cap keeps a mistyped count from
+        // exhausting memory.
+        if (tempo::cli::to_u32(name, arg, 1, kMaxDocuments, &s->workload.documents, &why) != 0)
+          return fail(why);
         break;
       case kInterval: {
         const tempo::TimeNs d = tempo::parse_duration(arg);
@@ -284,7 +290,9 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
         if (!rate(&s->stack.device.demand_rate_bps)) return false;
         break;
       case kSlots:
-        if (!u32(&s->stack.device.staging_slots)) return false;
+        // The bound the config file's staging_slots has.
+        if (tempo::cli::to_u32(name, arg, 1, 4096, &s->stack.device.staging_slots, &why) != 0)
+          return fail(why);
         break;
       case kSeed:
         if (!count(&s->workload.seed)) return false;

@@ -39,18 +39,29 @@ ReplayWorkload to_replay(const std::vector<Request>& requests) {
 
 namespace {
 
+std::string past_time_range() {
+  return "past the replay's time range (" +
+         std::to_string(kMaxArrivalNs / kNsPerSec / 86400 / 365) + " years)";
+}
+
 // The trace requests a run keeps (sorted by arrival): --skip and --first, arrivals rebased to
-// the first kept one and scaled, outputs capped only when asked.
-void slice_trace(const WorkloadSpec& spec, std::vector<Request>* requests) {
+// the first kept one and scaled, outputs capped only when asked. -ERANGE when the scaled span
+// passes kMaxArrivalNs.
+int slice_trace(const WorkloadSpec& spec, std::vector<Request>* requests, std::string* error) {
   const uint64_t skip = std::min<uint64_t>(spec.skip, requests->size());
   requests->erase(requests->begin(), requests->begin() + static_cast<ptrdiff_t>(skip));
   if (spec.first > 0 && requests->size() > spec.first) requests->resize(spec.first);
   const TimeNs origin = requests->empty() ? 0 : requests->front().arrival;
   for (Request& q : *requests) {
-    q.arrival = static_cast<TimeNs>(
-        std::llround(static_cast<double>(q.arrival - origin) * spec.time_scale));
+    const double scaled = static_cast<double>(q.arrival - origin) * spec.time_scale;
+    if (!(scaled <= static_cast<double>(kMaxArrivalNs))) {
+      *error = "the trace's arrivals (rebased, times --time-scale) are " + past_time_range();
+      return -ERANGE;
+    }
+    q.arrival = static_cast<TimeNs>(std::llround(scaled));
     if (spec.cap_trace_outputs) q.output_tokens = std::min(q.output_tokens, spec.output_cap);
   }
+  return 0;
 }
 
 }  // namespace
@@ -82,7 +93,12 @@ int build_workload(const WorkloadSpec& spec, const ExecModel& model, ReplayWorkl
     std::istringstream in(text);
     const int r = parse_trace(in, spec.trace_path, t, &requests, &stats, error);
     if (r != 0) return r;
-    slice_trace(spec, &requests);
+    if (const int s = slice_trace(spec, &requests, error); s != 0) return s;
+    if (requests.empty()) {
+      *error = spec.trace_path + ": no requests to replay" +
+               (spec.skip ? " after --skip " + std::to_string(spec.skip) : std::string());
+      return -EINVAL;
+    }
   } else {
     std::vector<Document> docs;
     if (spec.name == "narrativeqa") {
@@ -102,7 +118,10 @@ int build_workload(const WorkloadSpec& spec, const ExecModel& model, ReplayWorkl
     o.seed = spec.seed;
     o.key_namespace = key_namespace;
     if (const int r = make_requests(docs, o, &requests); r != 0) {
-      *error = "invalid workload options (prefix cache ratio in [0, 1], positive sizes and cap)";
+      *error = r == -ERANGE
+                   ? "arrivals " + past_time_range() + ": a higher --rate or a shorter --interval"
+                   : "invalid workload options (prefix cache ratio in [0, 1], positive "
+                     "sizes and cap)";
       return r;
     }
   }
