@@ -30,6 +30,31 @@ refuse "invalid byte count '0'" --cluster-rate 0
 refuse "invalid --cluster-latency 'soon'" --cluster-latency soon
 refuse "--hosts and the cluster tier apply to the sim device only" --hosts 2 -d uring
 refuse "--hosts and the cluster tier apply to the sim device only" --cluster -d uring
+# Values that once aborted (bad_alloc), ran for hours of ticks, or ran with overflowed times.
+refuse "--slots: '4097' is out of range [1, 4096]" --slots 4097
+refuse "--documents: '100001' is out of range [1, 100000]" --documents 100001
+refuse "--first: '0' is out of range" --first 0 -t /dev/null
+refuse "--staging-rate below 1MiB (bytes/s)" --staging-rate 1
+refuse "--demand-rate below 1MiB (bytes/s)" --demand-rate 1048575
+refuse "--cluster-rate below 1MiB (bytes/s)" --cluster-rate 1KiB
+# A workload that cannot be replayed: exit 1 with the reason, nothing written.
+unrunnable() {  # expected message fragment, then the arguments
+  want=$1
+  shift
+  "$bin" -o "$out" "$@" >"$out/stdout" 2>"$out/stderr"
+  rc=$?
+  if [ "$rc" -ne 1 ] || ! grep -qF -- "$want" "$out/stderr" || [ -d "$out/compare" ]; then
+    echo "FAIL: tempo-replay $* -> exit $rc, stderr: $(cat "$out/stderr")"
+    fails=$((fails + 1))
+  fi
+}
+printf '\n\n' >"$out/blank.jsonl"
+unrunnable "blank.jsonl: no requests to replay" -t "$out/blank.jsonl"
+printf '%s\n' '{"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1, 2]}' \
+  '{"timestamp": 5, "input_length": 600, "output_length": 4, "hash_ids": [1, 3]}' >"$out/two.jsonl"
+unrunnable "no requests to replay after --skip 2" -t "$out/two.jsonl" --skip 2
+unrunnable "past the replay's time range (146 years)" -t "$out/two.jsonl" --time-scale 1e308
+unrunnable "past the replay's time range (146 years): a higher --rate" --rate 1e-300
 "$bin" -o "$out" --engines 2 --router prefix-affinity --hosts 2 --cluster -p tempo \
   >"$out/stdout" 2>"$out/stderr" || {
   echo "FAIL: a valid deployment did not run: $(cat "$out/stderr")"

@@ -158,6 +158,7 @@ const tempo::cli::Tool kTool{
     kOptions};
 
 constexpr uint32_t kMaxDocuments = 100'000;
+constexpr uint64_t kMinRateBps = 1ull << 20;
 
 bool fail(const std::string& msg) {
   tempo::cli::usage_error("tempo-replay", msg);
@@ -187,9 +188,12 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
       *out = static_cast<uint64_t>(b);
       return true;
     };
+    // At least 1 MiB/s: at a few bytes a second one request's staging outlasts a century
+    // of virtual time, and the run ticks through it for hours.
     auto rate = [&](double* out) {
       uint64_t b = 0;
       if (!bytes(&b)) return false;
+      if (b < kMinRateBps) return fail("--" + std::string(name) + " below 1MiB (bytes/s)");
       *out = static_cast<double>(b);
       return true;
     };
