@@ -9,16 +9,18 @@ out=$2
 rm -rf "$out"
 mkdir -p "$out"
 fails=0
-refuse() {  # expected message fragment, then the arguments
-  want=$1
-  shift
+exits() {  # expected exit status and message fragment, then the arguments; nothing written
+  status=$1
+  want=$2
+  shift 2
   "$bin" -o "$out" "$@" >"$out/stdout" 2>"$out/stderr"
   rc=$?
-  if [ "$rc" -ne 2 ] || ! grep -qF -- "$want" "$out/stderr" || [ -d "$out/compare" ]; then
+  if [ "$rc" -ne "$status" ] || ! grep -qF -- "$want" "$out/stderr" || [ -d "$out/compare" ]; then
     echo "FAIL: tempo-replay $* -> exit $rc, stderr: $(cat "$out/stderr")"
     fails=$((fails + 1))
   fi
 }
+refuse() { exits 2 "$@"; }  # bad command lines
 refuse "--engines takes a number of engines from 1 to 256" --engines 0
 refuse "--engines takes a number of engines from 1 to 256" --engines 257
 refuse "--engines takes a number of engines from 1 to 256" --engines-per-host x
@@ -38,16 +40,7 @@ refuse "--staging-rate below 1MiB (bytes/s)" --staging-rate 1
 refuse "--demand-rate below 1MiB (bytes/s)" --demand-rate 1048575
 refuse "--cluster-rate below 1MiB (bytes/s)" --cluster-rate 1KiB
 # A workload that cannot be replayed: exit 1 with the reason, nothing written.
-unrunnable() {  # expected message fragment, then the arguments
-  want=$1
-  shift
-  "$bin" -o "$out" "$@" >"$out/stdout" 2>"$out/stderr"
-  rc=$?
-  if [ "$rc" -ne 1 ] || ! grep -qF -- "$want" "$out/stderr" || [ -d "$out/compare" ]; then
-    echo "FAIL: tempo-replay $* -> exit $rc, stderr: $(cat "$out/stderr")"
-    fails=$((fails + 1))
-  fi
-}
+unrunnable() { exits 1 "$@"; }
 printf '\n\n' >"$out/blank.jsonl"
 unrunnable "blank.jsonl: no requests to replay" -t "$out/blank.jsonl"
 printf '%s\n' '{"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1, 2]}' \
