@@ -84,6 +84,8 @@ struct Subcommand {
   int (*run)(const cli::Args& a);
 };
 
+constexpr double kMinRatio = 1e-3;
+
 int bad_usage(const std::string& msg) { return cli::usage_error("tempo-sim", msg); }
 
 int fail(const std::string& msg) {
@@ -149,6 +151,9 @@ int load_common(const cli::Args& a, Common* c) {
     if (!(ssd > 0)) return bad_usage("--ssd-gbps must be > 0");
     c->sim.ssd.bytes_per_sec = ssd * 1e9;
   }
+  if (!(c->prices.hbm_usd_per_gb >= 0 && c->prices.dram_usd_per_gb >= 0 &&
+        c->prices.ssd_usd_per_gb >= 0))
+    return bad_usage("--price-hbm, --price-dram and --price-ssd must be >= 0");
   if (a.has("ssd-latency-us")) {
     if (ssd_lat < 0) return bad_usage("--ssd-latency-us must be >= 0");
     c->sim.ssd.latency_ns = static_cast<TimeNs>(ssd_lat * 1e3);
@@ -173,6 +178,7 @@ int load_workload(const cli::Args& a, const Common& c, Workload* w) {
       std::cerr << "tempo-sim: " << err << "\n";
       return -rc;
     }
+    if (reqs.empty()) return fail("trace " + a.get("trace", "") + ": no requests");
     if (make_from_trace(reqs, w) != 0) return fail("trace: inconsistent chunk sizes");
     return 0;
   }
@@ -274,13 +280,16 @@ int cmd_run(const cli::Args& a) {
   const bool json = a.has("json");
   std::string err;
   double ratio = 0;
-  uint64_t depth = s.prefetch_depth;
-  if (!number_opt(a, "ratio", &ratio, &err) || !count_opt(a, "depth", &depth, &err) ||
-      !number_opt(a, "ewma-alpha", &s.ewma_alpha, &err)) {
+  if (!number_opt(a, "ratio", &ratio, &err) || !number_opt(a, "ewma-alpha", &s.ewma_alpha, &err) ||
+      (a.has("depth") &&
+       cli::to_u32("depth", a.get("depth"), 0, UINT32_MAX, &s.prefetch_depth, &err) != 0)) {
     return bad_usage(err);
   }
-  if (a.has("ratio") && !(ratio > 0)) return bad_usage("--ratio must be > 0");
-  s.prefetch_depth = static_cast<uint32_t>(depth);
+  // Below 1/1000 the HBM (and the 8x and 64x tiers after it) pass any real block count.
+  if (a.has("ratio") && !(ratio >= kMinRatio))
+    return bad_usage("--ratio must be >= 0.001 (HBM at most 1000 x the working set)");
+  if (a.has("ewma-alpha") && !(s.ewma_alpha > 0 && s.ewma_alpha <= 1))
+    return bad_usage("--ewma-alpha must be in (0, 1]");
   // The physical shape of the hardware files unless a ratio or a shape is given.
   s.shape = a.has("ratio")
                 ? shape_for_ratio(working_set_blocks(w), ratio)

@@ -1,0 +1,36 @@
+#!/usr/bin/python3
+"""tempo-sim run refuses the values that once ran with a wrapped or meaningless
+configuration, each with a message naming it: a ratio whose HBM (and the 8x and 64x tiers
+after it) passed 2^64 blocks, a prefetch depth past 2^32 (truncated to 0), an EWMA weight
+outside (0, 1], a negative price, an empty trace.
+
+usage: tempo_sim_refusals_test.py TEMPO_SIM
+"""
+import subprocess
+import sys
+
+sim = sys.argv[1]
+CASES = [
+    (["--ratio", "1e-300"], 2, "--ratio must be >= 0.001"),
+    (["--depth", "4294967296"], 2, "--depth: '4294967296' is out of range"),
+    (["--ewma-alpha", "2"], 2, "--ewma-alpha must be in (0, 1]"),
+    (["--ewma-alpha", "0"], 2, "--ewma-alpha must be in (0, 1]"),
+    (["--price-ssd", "-0.01"], 2, "must be >= 0"),
+    (["--trace", "/dev/null"], None, "trace /dev/null: no requests"),
+]
+failed = 0
+for args, status, want in CASES:
+    p = subprocess.run([sim, "run"] + args, capture_output=True, text=True, timeout=60)
+    refused = p.returncode > 0 and (status is None or p.returncode == status)
+    if not refused or want not in p.stderr or p.stdout:
+        print("FAIL: tempo-sim run %s -> exit %d, stderr %r" % (" ".join(args), p.returncode, p.stderr))
+        failed += 1
+# The bounds themselves run.
+for args in (["--ratio", "0.001"], ["--ewma-alpha", "1", "--policy", "ewma"], ["--price-ssd", "0"]):
+    p = subprocess.run([sim, "run", "--workload", "chat-single"] + args, capture_output=True,
+                       text=True, timeout=120)
+    if p.returncode != 0:
+        print("FAIL: tempo-sim run %s -> exit %d, %s" % (" ".join(args), p.returncode, p.stderr))
+        failed += 1
+print("tempo_sim_refusals: %s" % ("ok" if not failed else "%d failed" % failed))
+sys.exit(1 if failed else 0)
