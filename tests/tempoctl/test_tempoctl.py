@@ -160,7 +160,29 @@ class StoreAndUring(Base):
         with self.uring(policy="tempo", calibration_file=out) as ctx:
             self.assertEqual(ctx.stats()["effective_rate_bps"], float(doc["staging_rate_bps"]))
         self.assertIn("wrote " + out, run("calibrate", "--store", self.dir + "/store",
-                                          "-o", out, "--fast-tier-bytes", "16MiB", "-n", "2"))
+                                          "-o", out, "--fast-tier-bytes", "16MiB", "-n", "5",
+                                          "--object-bytes", "512KiB"))
+
+    def test_calibrate_refuses_and_keeps_the_calibration_there(self):
+        self.populate()
+        out = self.dir + "/cal.conf"
+        with open(out, "w") as f:
+            f.write("calibration_rate = 1234567890\n")
+        cal = ["calibrate", "--store", self.dir + "/store", "-o", out, "--fast-tier-bytes", "16MiB"]
+        # A rate on 3 x 16 KiB is per-call overhead (it once wrote 36 KiB/s for 32 bytes);
+        # a 2 GiB test object aborted with bad_alloc; io_uring refuses a depth past 4096.
+        self.assertIn("too little to measure a rate on: 48.00 KiB in 3 objects",
+                      run(*cal, "-n", "3", code=1))
+        self.assertIn("at most 1.00 GiB", run(*cal, "--object-bytes", "2GiB", code=2))
+        self.assertIn("--queue-depth: '4097' is out of range [1, 4096]",
+                      run(*cal, "--queue-depth", "4097", code=2))
+        # A write that fails (here: its temporary file cannot be made) leaves the old file.
+        os.mkdir(out + ".tmp")
+        self.assertIn(f"cannot write '{out}'",
+                      run(*cal, "-n", "6", "--object-bytes", "512KiB", code=1))
+        with open(out) as f:
+            self.assertEqual(f.read(), "calibration_rate = 1234567890\n")
+        self.assertEqual(len(run_json("store", "ls", "--store", self.dir + "/store")), 3)
 
 
 if __name__ == "__main__":

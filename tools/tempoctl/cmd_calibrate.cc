@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 
 #include "cli.h"
 #include "config/settings.h"
@@ -34,19 +35,48 @@ struct Counter : DeviceObserver {
   TimeNs last = 0;
 };
 
-// A positive byte count (256MiB) or count (at most 2^32 - 1), or -1 with *error.
-int64_t number(const Args& args, const char* name, const char* fallback, bool bytes,
+// Test objects are built in memory before they are written: 1 GiB each at most. A rate
+// measured on less than 1 MiB in all is mostly per-call overhead, not the device's.
+constexpr int64_t kMaxObjectBytes = int64_t{1} << 30;
+constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
+constexpr uint32_t kMaxQueueDepth = 4096;  // as the config file's uring.queue_depth
+
+// A positive byte count (256MiB) or count, at most `max`, or -1 with *error.
+int64_t number(const Args& args, const char* name, const char* fallback, bool bytes, int64_t max,
                std::string* error) {
   const std::string v = args.get(name, fallback);
   if (!bytes) {
     uint32_t n = 0;
-    return cli::to_u32(name, v, 1, UINT32_MAX, &n, error) == 0 ? n : -1;
+    return cli::to_u32(name, v, 1, static_cast<uint32_t>(max), &n, error) == 0 ? n : -1;
   }
   const int64_t n = parse_bytes(v);
-  if (n <= 0)
-    *error = "invalid value '" + v + "' for '--" + name +
-             "': accepted a positive byte count such as 256MiB";
+  if (n <= 0 || n > max) {
+    *error = "invalid value '" + v + "' for '--" + name + "': accepted a positive byte count " +
+             "such as 256MiB, at most " + human_bytes(double(max));
+    return -1;
+  }
   return n;
+}
+
+bool write_to(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  return static_cast<bool>(out);
+}
+
+// Writes `text` to `path`. A file (or a new one) is written through a temporary file renamed
+// over it, so a failed write leaves the calibration that was there; anything else (a pipe,
+// /dev/stdout) is written in place.
+bool write_whole(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    return write_to(path, text);
+  const std::string tmp = path + ".tmp";
+  if (write_to(tmp, text) && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  std::remove(tmp.c_str());
+  return false;
 }
 
 }  // namespace
@@ -55,10 +85,10 @@ int cmd_calibrate(const Args& args) {
   const std::string dir = args.get("store");
   if (dir.empty()) return fail("calibrate", "--store=<dir> is needed");
   std::string error;
-  const int64_t fast = number(args, "fast-tier-bytes", "256MiB", true, &error);
-  const int64_t want = number(args, "objects", "32", false, &error);
-  const int64_t obj_bytes = number(args, "object-bytes", "4MiB", true, &error);
-  const int64_t qd = number(args, "queue-depth", "16", false, &error);
+  const int64_t fast = number(args, "fast-tier-bytes", "256MiB", true, INT64_MAX, &error);
+  const int64_t want = number(args, "objects", "32", false, UINT32_MAX, &error);
+  const int64_t obj_bytes = number(args, "object-bytes", "4MiB", true, kMaxObjectBytes, &error);
+  const int64_t qd = number(args, "queue-depth", "16", false, kMaxQueueDepth, &error);
   if (!error.empty()) return cli::usage_error("tempoctl calibrate", error);
   const std::string output = args.get("output", dir + "/calibration.conf");
 
@@ -99,6 +129,12 @@ int cmd_calibrate(const Args& args) {
   if (keys.empty()) {
     cleanup();
     return fail("calibrate", "no object fits a " + human_bytes(double(fast)) + " fast tier");
+  }
+  if (total < kMinMeasuredBytes) {
+    cleanup();
+    return fail("calibrate", "too little to measure a rate on: " + human_bytes(double(total)) +
+                                 " in " + std::to_string(keys.size()) +
+                                 " objects (at least 1 MiB: more or larger objects)");
   }
 
   MonotonicClock clock;
@@ -151,7 +187,7 @@ int cmd_calibrate(const Args& args) {
 
   const auto staging_bps = static_cast<uint64_t>(staging_rate);
   const auto demand_bps = static_cast<uint64_t>(demand_rate);
-  std::ofstream out(output);
+  std::ostringstream out;
   char when[64];
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -163,8 +199,7 @@ int cmd_calibrate(const Args& args) {
       << "calibration_rate = " << staging_bps << "\n"
       << "static_rate = " << staging_bps << "\n"
       << "demand_rate = " << demand_bps << "\n";
-  out.close();
-  if (!out) return fail("calibrate", "cannot write '" + output + "'");
+  if (!write_whole(output, out.str())) return fail("calibrate", "cannot write '" + output + "'");
   if (args.has("json")) {
     print_json({{"store", dir},
                 {"objects", keys.size()},

@@ -58,8 +58,8 @@ const Command kCommands[] = {
       {"objects", 'n', "n", "objects to measure with, default 32"},
       {"object-bytes", 0, "bytes",
        "size of test objects written when the store has too few, "
-       "default 4MiB"},
-      {"queue-depth", 0, "n", "reads in flight, default 16"}},
+       "default 4MiB, at most 1GiB"},
+      {"queue-depth", 0, "n", "reads in flight (1-4096), default 16"}},
      cmd_calibrate,
      false},
     {"config",
