@@ -48,6 +48,10 @@ printf '%s\n' '{"timestamp": 0, "input_length": 600, "output_length": 4, "hash_i
 unrunnable "no requests to replay after --skip 2" -t "$out/two.jsonl" --skip 2
 unrunnable "past the replay's time range (146 years)" -t "$out/two.jsonl" --time-scale 1e308
 unrunnable "past the replay's time range (146 years): a higher --rate" --rate 1e-300
+# Llama's 32 MiB chunks at 1/8193 fall below a 4 KiB block (they were held at 4 KiB and
+# counted as 128 x the model's bytes at 1/2^20, a step of half a minute).
+unrunnable "at most 8192 for this model and workload" -d uring --byte-scale 8193 \
+  --store "$out/store"
 "$bin" -o "$out" --engines 2 --router prefix-affinity --hosts 2 --cluster -p tempo \
   >"$out/stdout" 2>"$out/stderr" || {
   echo "FAIL: a valid deployment did not run: $(cat "$out/stderr")"

@@ -39,6 +39,8 @@ int make_dirs(const std::string& path) {
   return 0;
 }
 
+constexpr uint64_t kStoreBlockBytes = 4096;
+
 struct Loaded {
   ExecModel model;
   std::unique_ptr<ExecModelCosts> costs;
@@ -59,8 +61,21 @@ int load(const ReplaySetup& s, Loaded* out, std::string* error) {
         s.workload.trace_path.c_str(), static_cast<unsigned long long>(out->workload.skipped_lines),
         out->workload.skipped_lines ? ", the first: " : "", out->workload.first_skipped.c_str());
   if (s.device == "sim") return 0;
-  // Real I/O on this machine: every object shrinks by byte_scale.
-  auto shrink = [&](KvObject& o) { o.bytes = std::max<uint64_t>(o.bytes / s.byte_scale, 4096); };
+  // Real I/O on this machine: every object shrinks by byte_scale, to no less than one 4 KiB
+  // block of the store. Results are scaled back up by byte_scale, so an object held at 4 KiB
+  // would count as more bytes than the model's (a 32 MiB chunk at scale 2^20 as 4 GiB, its
+  // transfer 128 times too long): such a scale is refused.
+  uint64_t smallest = UINT64_MAX;
+  for (const KvObject& o : out->workload.preloaded) smallest = std::min(smallest, o.bytes);
+  if (smallest != UINT64_MAX && smallest / s.byte_scale < kStoreBlockBytes) {
+    *error = "--byte-scale " + std::to_string(s.byte_scale) + " shrinks the " +
+             std::to_string(smallest) +
+             "-byte KV objects below the store's 4096-byte block: " + "at most " +
+             std::to_string(std::max<uint64_t>(smallest / kStoreBlockBytes, 1)) +
+             " for this model and workload";
+    return -EINVAL;
+  }
+  auto shrink = [&](KvObject& o) { o.bytes /= s.byte_scale; };
   for (KvObject& o : out->workload.preloaded) shrink(o);
   for (ReplayRequest& q : out->workload.requests)
     for (KvObject& o : q.prefix_chunks) shrink(o);
