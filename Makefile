@@ -20,6 +20,13 @@ define configure
 	@[ -f $(1)/build.ninja ] || cmake -S . -B $(1) $(CMAKE_GEN) $(2) >/dev/null
 endef
 
+# reconfigure DIR [extra cmake args]: configure even a configured tree, for targets whose
+# packages arrive after it was configured (librados: the tree `make build` configured before
+# `make test-cluster` installed it has no cluster targets; a NOTFOUND library is searched again)
+define reconfigure
+	@cmake -S . -B $(1) $(CMAKE_GEN) $(2) >/dev/null
+endef
+
 build: deps
 	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	@cmake --build $(BUILD) -j $(JOBS)

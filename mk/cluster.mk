@@ -7,7 +7,7 @@ CLUSTER_ENV = CEPH_TEST_DIR=$(CEPH_TEST_DIR)
 
 test-cluster:
 	@scripts/deps.sh core model uring cluster
-	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	$(call reconfigure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	@cmake --build $(BUILD) -j $(JOBS) --target test_rados_tier test_cluster_capi tempo tempod
 	@$(CLUSTER_ENV) scripts/ceph-test-cluster.sh stop
 	@$(CLUSTER_ENV) scripts/ceph-test-cluster.sh start
@@ -21,7 +21,7 @@ test-cluster:
 # RadosTier reads vs `rados bench seq` on the same local cluster, alternating.
 bench-cluster:
 	@scripts/deps.sh core model uring cluster
-	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	$(call reconfigure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	@cmake --build $(BUILD) -j $(JOBS) --target bench_rados_tier bench_pool_staging
 	@scripts/bench/cluster_bench.sh $(BUILD) 5
 
@@ -36,7 +36,7 @@ DEMO_ENV = CEPH_TEST_DIR=$(CEPH_DEMO_DIR) CEPH_CONF=$(CEPH_DEMO_DIR)/ceph.conf T
 
 run-cluster:
 	@scripts/deps.sh core model uring cluster
-	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	$(call reconfigure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	@cmake --build $(BUILD) -j $(JOBS) --target tempo tempod
 	@$(DEMO_ENV) scripts/ceph-test-cluster.sh stop
 	@$(DEMO_ENV) scripts/ceph-test-cluster.sh start
