@@ -16,6 +16,10 @@
 
 namespace tempo {
 
+// Bounds of the staging_slots and uring.queue_depth keys, which the tools' flags share.
+inline constexpr uint32_t kMaxStagingSlots = 4096;
+inline constexpr uint32_t kMaxUringQueueDepth = 4096;
+
 // The uring device's keys (`uring.<name>`): the object store and the fast tier.
 struct UringSettings {
   std::string store_path;     // uring.store_path: the store's directory (required)

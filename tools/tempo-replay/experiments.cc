@@ -68,11 +68,11 @@ int load(const ReplaySetup& s, Loaded* out, std::string* error) {
   uint64_t smallest = UINT64_MAX;
   for (const KvObject& o : out->workload.preloaded) smallest = std::min(smallest, o.bytes);
   if (smallest != UINT64_MAX && smallest / s.byte_scale < kStoreBlockBytes) {
+    const uint64_t largest = smallest / kStoreBlockBytes;
     *error = "--byte-scale " + std::to_string(s.byte_scale) + " shrinks the " +
-             std::to_string(smallest) +
-             "-byte KV objects below the store's 4096-byte block: " + "at most " +
-             std::to_string(std::max<uint64_t>(smallest / kStoreBlockBytes, 1)) +
-             " for this model and workload";
+             std::to_string(smallest) + "-byte KV objects below the store's 4096-byte block: " +
+             (largest > 0 ? "at most " + std::to_string(largest) + " for this model and workload"
+                          : std::string("they are below it even at --byte-scale 1"));
     return -EINVAL;
   }
   auto shrink = [&](KvObject& o) { o.bytes /= s.byte_scale; };

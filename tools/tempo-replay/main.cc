@@ -172,12 +172,12 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
     const std::string& arg = given.value;
     const char* name = given.option->long_name;
     std::string why;
-    // The value as a whole number in [1, 2^32), or a count from 0; a real number.
-    auto u32 = [&](uint32_t* out) {
-      return tempo::cli::to_u32(name, arg, 1, UINT32_MAX, out, &why) == 0 || fail(why);
+    // The value as a whole number in [1, max], or a count from `min`; a real number.
+    auto u32 = [&](uint32_t* out, uint32_t max = UINT32_MAX) {
+      return tempo::cli::to_u32(name, arg, 1, max, out, &why) == 0 || fail(why);
     };
-    auto count = [&](uint64_t* out) {
-      return tempo::cli::to_u64(name, arg, 0, UINT64_MAX, out, &why) == 0 || fail(why);
+    auto count = [&](uint64_t* out, uint64_t min = 0) {
+      return tempo::cli::to_u64(name, arg, min, UINT64_MAX, out, &why) == 0 || fail(why);
     };
     auto real = [&](double min, double max, double* out) {
       return tempo::cli::to_double(name, arg, min, max, out, &why) == 0 || fail(why);
@@ -226,8 +226,7 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
         if (!count(&s->workload.skip)) return false;
         break;
       case kFirst:
-        if (tempo::cli::to_u64(name, arg, 1, UINT64_MAX, &s->workload.first, &why) != 0)
-          return fail(why);
+        if (!count(&s->workload.first, 1)) return false;
         break;
       case 'm':
         s->model = arg;
@@ -255,8 +254,7 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
       case kDocs:
         // About 26 KB of workload a document: the cap keeps a mistyped count from
         // exhausting memory.
-        if (tempo::cli::to_u32(name, arg, 1, kMaxDocuments, &s->workload.documents, &why) != 0)
-          return fail(why);
+        if (!u32(&s->workload.documents, kMaxDocuments)) return false;
         break;
       case kInterval: {
         const tempo::TimeNs d = tempo::parse_duration(arg);
@@ -294,9 +292,7 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
         if (!rate(&s->stack.device.demand_rate_bps)) return false;
         break;
       case kSlots:
-        // The bound the config file's staging_slots has.
-        if (tempo::cli::to_u32(name, arg, 1, 4096, &s->stack.device.staging_slots, &why) != 0)
-          return fail(why);
+        if (!u32(&s->stack.device.staging_slots, tempo::kMaxStagingSlots)) return false;
         break;
       case kSeed:
         if (!count(&s->workload.seed)) return false;

@@ -39,7 +39,6 @@ struct Counter : DeviceObserver {
 // measured on less than 1 MiB in all is mostly per-call overhead, not the device's.
 constexpr int64_t kMaxObjectBytes = int64_t{1} << 30;
 constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
-constexpr uint32_t kMaxQueueDepth = 4096;  // as the config file's uring.queue_depth
 
 // A positive byte count (256MiB) or count, at most `max`, or -1 with *error.
 int64_t number(const Args& args, const char* name, const char* fallback, bool bytes, int64_t max,
@@ -88,7 +87,7 @@ int cmd_calibrate(const Args& args) {
   const int64_t fast = number(args, "fast-tier-bytes", "256MiB", true, INT64_MAX, &error);
   const int64_t want = number(args, "objects", "32", false, UINT32_MAX, &error);
   const int64_t obj_bytes = number(args, "object-bytes", "4MiB", true, kMaxObjectBytes, &error);
-  const int64_t qd = number(args, "queue-depth", "16", false, kMaxQueueDepth, &error);
+  const int64_t qd = number(args, "queue-depth", "16", false, kMaxUringQueueDepth, &error);
   if (!error.empty()) return cli::usage_error("tempoctl calibrate", error);
   const std::string output = args.get("output", dir + "/calibration.conf");
 
