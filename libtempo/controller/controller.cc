@@ -84,7 +84,9 @@ int Controller::take_ordinary_read(ClaimId id, std::vector<ObjectKey>* keys) {
   return 0;
 }
 
-TimeNs Controller::ttu_now(const Claim& c) const { return c.ttu - (clock_.now() - c.ttu_at); }
+TimeNs Controller::ttu_now(const Claim& c) const { return ttu_at(c, clock_.now()); }
+
+TimeNs Controller::ttu_at(const Claim& c, TimeNs at) { return c.ttu - (at - c.ttu_at); }
 
 TtrMode Controller::ttr_mode() const {
   return config_.policy.policy == CommitPolicy::kTempoStatic ? TtrMode::kStatic
@@ -526,10 +528,10 @@ void Controller::on_claim_progress(ClaimId id) {
 
 void Controller::on_staging_progress(bool /*capacity_freed*/) { evaluate(); }
 
-std::optional<TimeNs> Controller::laxity(ClaimId id) {
+std::optional<TimeNs> Controller::laxity(ClaimId id, TimeNs at) {
   Claim* c = find(id);
   if (!c || c->state != ClaimState::kPlanned) return std::nullopt;
-  return ttu_now(*c) - provider_.lead_ttr(c->staging, ttr_mode()).value_or(0);
+  return ttu_at(*c, at) - provider_.lead_ttr(c->staging, ttr_mode()).value_or(0);
 }
 
 int Controller::readiness(ClaimId id, RetrievalOutcome* outcome) const {

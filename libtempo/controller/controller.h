@@ -173,9 +173,12 @@ class Controller final : public ProviderListener {
   // kOrdinary; -EAGAIN while PLANNED or STAGING; -ECANCELED released or cancelled; the
   // claim's error (else -EIO) when FAILED; -ENOENT unknown. What waiters poll.
   int readiness(ClaimId id, RetrievalOutcome* outcome) const;
-  // Laxity TTU(t) - TTR(t) of a PLANNED claim under the policy's TTR (nullopt otherwise);
-  // a layer-wise claim's lead TTR.
-  std::optional<TimeNs> laxity(ClaimId id);
+  // Laxity TTU(at) - TTR of a PLANNED claim under the policy's TTR (nullopt otherwise);
+  // a layer-wise claim's lead TTR. The caller's `at` is the instant its own TTU was read at,
+  // so TTU - laxity is the TTR exactly, however long the call takes.
+  std::optional<TimeNs> laxity(ClaimId id, TimeNs at);
+  // A claim's TTU as it stands at `at`: what it was reported with, less the time since.
+  static TimeNs ttu_at(const Claim& c, TimeNs at);
   ControllerStats stats() const;
   // tempo-risk's feedback state (controller/risk_policy.h).
   const RiskCalibration& risk_calibration() const { return risk_; }

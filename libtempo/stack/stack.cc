@@ -78,10 +78,10 @@ ClaimView Stack::view(const Claim& c) {
   v.never_fits = c.bytes > provider_.ledger().budget();
   // An ended claim's TTU stops where it ended.
   const TimeNs at = c.timing.ended >= 0 ? c.timing.ended : clock_.now();
-  v.ttu = c.ttu - (at - c.ttu_at);
+  v.ttu = Controller::ttu_at(c, at);  // one clock read: TTU, laxity and TTR agree
   v.timing = c.timing;
   if (c.state == ClaimState::kPlanned) {
-    v.laxity = controller_.laxity(c.id);
+    v.laxity = controller_.laxity(c.id, at);
     if (v.laxity) v.ttr = v.ttu - *v.laxity;
   } else if (c.state == ClaimState::kStaging) {
     v.ttr = provider_.ttr(c.staging, TtrMode::kStateAware);

@@ -39,6 +39,7 @@ class ControllerTest : public ::testing::Test {
   }
   ClaimState state(ClaimId id) { return rt->stack.controller().claim(id)->state; }
   Controller& ctl() { return rt->stack.controller(); }
+  std::optional<TimeNs> laxity(ClaimId id) { return ctl().laxity(id, rt->driver.clock().now()); }
   std::unique_ptr<SimStack> rt;
 };
 
@@ -111,9 +112,9 @@ TEST_F(ControllerTest, TempoCommitsWhenLaxityReachesZero) {
   make("tempo");
   // 500 B alone on an idle device: TTR 0.5 s. TTU 2 s: laxity 1.5 s.
   const ClaimId a = report(objs(1, 5), 2 * kNsPerSec);
-  EXPECT_EQ(*ctl().laxity(a), 1500 * kNsPerMs);
+  EXPECT_EQ(*laxity(a), 1500 * kNsPerMs);
   rt->driver.events().run_until(1 * kNsPerSec);
-  EXPECT_EQ(*ctl().laxity(a), 500 * kNsPerMs);  // TTU adjusted for elapsed time
+  EXPECT_EQ(*laxity(a), 500 * kNsPerMs);  // TTU adjusted for elapsed time
   rt->driver.events().run_all();
   // The 50 ms tick first sees laxity <= 0 at t = 1.5 s; staging then ends at 2.0 s.
   EXPECT_EQ(ctl().claim(a)->timing.committed, 1500 * kNsPerMs);
@@ -287,7 +288,7 @@ TEST_F(ControllerTest, TempoStaticIgnoresTheBacklog) {
   // 500 B: static TTR 0.5 s; the state-aware TTR would be 3.5 s.
   const ClaimId a = report(objs(31, 5), 2 * kNsPerSec);
   EXPECT_EQ(state(a), ClaimState::kPlanned);
-  EXPECT_EQ(*ctl().laxity(a), 1500 * kNsPerMs);
+  EXPECT_EQ(*laxity(a), 1500 * kNsPerMs);
 }
 
 TEST_F(ControllerTest, EndedClaimsAreErasedOnceTheirRetentionWindowPasses) {
@@ -367,8 +368,8 @@ TEST(ControllerSources, ARemoteClaimCommitsEarlierThanAnEqualLocalOne) {
   ASSERT_EQ(ctl.report(remote, 5 * kNsPerSec, &r), 0);
   // Same bytes, same TTU. SSD: 500 B at 1000 B/s, TTR 0.5 s. Pool: 50 ms, then 500 B at
   // 400 B/s: TTR 1.3 s, so its laxity reaches zero 0.8 s sooner.
-  EXPECT_EQ(*ctl.laxity(l), 4500 * kNsPerMs);
-  EXPECT_EQ(*ctl.laxity(r), 3700 * kNsPerMs);
+  EXPECT_EQ(*ctl.laxity(l, rt.driver.clock().now()), 4500 * kNsPerMs);
+  EXPECT_EQ(*ctl.laxity(r, rt.driver.clock().now()), 3700 * kNsPerMs);
   rt.driver.run_all();
   EXPECT_EQ(ctl.claim(r)->timing.committed, 3700 * kNsPerMs);
   EXPECT_EQ(ctl.claim(l)->timing.committed, 4500 * kNsPerMs);
@@ -381,11 +382,11 @@ TEST_F(ControllerTest, ALayerWiseClaimCommitsLaterAndItsGroupsStillLandInTime) {
   make("tempo");
   // Eight 100 B objects, two slots sharing 1000 B/s: pairs land at 0.2, 0.4, 0.6, 0.8 s.
   const ClaimId a = report(objs(1, 8), 2 * kNsPerSec);
-  EXPECT_EQ(*ctl().laxity(a), 1200 * kNsPerMs);
+  EXPECT_EQ(*laxity(a), 1200 * kNsPerMs);
   // Four groups of two, needed 200 ms apart: lead max(0.2, 0.4 - 0.2, 0.6 - 0.4,
   // 0.8 - 0.6) = 0.2 s.
   ASSERT_EQ(ctl().set_layers(a, 4, 200 * kNsPerMs), 0);
-  EXPECT_EQ(*ctl().laxity(a), 1800 * kNsPerMs);
+  EXPECT_EQ(*laxity(a), 1800 * kNsPerMs);
   rt->driver.events().run_all();
   EXPECT_EQ(ctl().claim(a)->timing.committed, 1800 * kNsPerMs);
   // Its first group lands at its TTU (2.0 s), the last (2.6 s) when prefill needs it.
