@@ -134,7 +134,7 @@ static void test_read_many_and_nonblock(void) {
   // Two queued records come back from one read() of a three-record buffer.
   CHECK_OK(stage1(fd, 4 * e, e, 0, 3));
   CHECK_OK(stage1(fd, 5 * e, e, 0, 4));
-  usleep(100000);
+  settled_stats(fd);
   ssize_t n = read(fd, c, sizeof(c));
   CHECK(n == 2 * (ssize_t)sizeof(c[0]), "read returned %zd", n);
   int fl = fcntl(fd, F_GETFL);

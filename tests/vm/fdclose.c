@@ -46,16 +46,6 @@ static int run_child(uint64_t seed, int batches, int sig) {
   return ok ? 0 : -1;
 }
 
-// Waits until no batch is in flight (fills of dead fds still finish).
-static struct tempo_stats settled_stats(int fd) {
-  struct tempo_stats s = stats(fd);
-  for (int i = 0; i < 200 && s.inflight_batches; i++) {
-    usleep(50000);
-    s = stats(fd);
-  }
-  return s;
-}
-
 static void check_no_pins(int fd) {
   struct tempo_stats s = settled_stats(fd);
   CHECK(s.pins == 0 && s.pinned_bytes == 0, "pins %llu pinned_bytes %llu left",

@@ -99,6 +99,15 @@ struct tempo_stats stats(int fd) {
   return s;
 }
 
+struct tempo_stats settled_stats(int fd) {
+  struct tempo_stats s = stats(fd);
+  for (int i = 0; i < 200 && s.inflight_batches; i++) {
+    usleep(50000);
+    s = stats(fd);
+  }
+  return s;
+}
+
 int wait_completion(int fd, struct tempo_completion* c, int timeout_ms) {
   struct pollfd p = {.fd = fd, .events = POLLIN};
   int r = poll(&p, 1, timeout_ms);

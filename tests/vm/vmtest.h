@@ -71,6 +71,9 @@ int pin1(int fd, uint64_t off, uint64_t len);
 int unpin1(int fd, uint64_t off, uint64_t len);
 struct tempo_query query1(int fd, uint64_t off, uint64_t len);
 struct tempo_stats stats(int fd);
+// STATS once no batch is in flight (up to 10 s: TCG on a loaded host is slow). A batch's
+// record is queued under the same lock that counts it finished, so its record is there too.
+struct tempo_stats settled_stats(int fd);
 // Waits (poll) for one completion; returns 0 or -errno.
 int wait_completion(int fd, struct tempo_completion* c, int timeout_ms);
 // Bytes of the pattern at [off, off + len) in `buf` that differ from the disk pattern.
