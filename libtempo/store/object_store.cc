@@ -66,6 +66,22 @@ __attribute__((format(printf, 1, 2))) std::string strprintf(const char* fmt, ...
   return buf;
 }
 
+// What a store file's path holds when that is not a store file: a regular file, a block
+// device where `block_ok` (the data), or nothing yet. Empty when it is fine or absent.
+std::string not_a_store_file(const std::string& path, bool block_ok) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return {};
+  if (S_ISREG(st.st_mode) || (block_ok && S_ISBLK(st.st_mode))) return {};
+  const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                            : "not a file";
+  return strprintf("'%s' is %s, not a regular file%s", path.c_str(), kind,
+                   block_ok ? " or a block device" : "");
+}
+
 using ull = unsigned long long;
 
 int write_all(int fd, const void* buf, size_t len, uint64_t offset, size_t* written) {
@@ -164,6 +180,12 @@ int ObjectStore::open_files() {
       options_.data_path.empty() ? options_.dir + "/data" : options_.data_path;
   catalog_path_ = options_.dir + "/catalog";
   const bool had_catalog = access(catalog_path_.c_str(), F_OK) == 0;
+  // Checked before either is opened: opening a FIFO would block.
+  for (const auto& [path, block_ok] : {std::pair{catalog_path_, false}, std::pair{data_path, true}})
+    if (std::string why = not_a_store_file(path, block_ok); !why.empty()) {
+      recovery_.errors.push_back(std::move(why));
+      return -EINVAL;
+    }
   data_fd_ = open_data(data_path, options_.direct_io, ro, &direct_);
   if (data_fd_ < 0) return data_fd_;
   struct stat st {};

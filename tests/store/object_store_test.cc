@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -553,6 +554,44 @@ TEST_F(ObjectStoreTest, CraftedSequencesCannotWrapTheNextPut) {
   EXPECT_EQ(s->remove(1), -EOVERFLOW);
   EXPECT_EQ(s->lookup(5), std::nullopt);
   expect_object(*s, 1, 5000);
+}
+
+// A catalog or data path that is not a store file: refused, named, left as it was. A FIFO
+// catalog used to block a read-only open forever (tempoctl store ls hung), and /dev/zero
+// as the catalog or /dev/null as the data opened as an empty store whose puts vanished.
+TEST_F(ObjectStoreTest, NonFilesAsCatalogOrDataAreRefused) {
+  const std::string dir = options().dir;
+  const auto refused = [&](const std::string& path, const std::string& kind, bool ro) {
+    ObjectStoreOptions o = options();
+    o.read_only = ro;
+    RecoveryReport rep;
+    std::unique_ptr<ObjectStore> s;
+    EXPECT_EQ(ObjectStore::open(o, &s, &rep), -EINVAL) << path << (ro ? " read-only" : "");
+    ASSERT_EQ(rep.errors.size(), 1u) << path;
+    EXPECT_EQ(rep.errors[0], "'" + path + "' is " + kind + ", not a regular file" +
+                                 (path == data() ? " or a block device" : ""));
+  };
+  const auto each_kind = [&](const std::string& path) {
+    std::filesystem::remove(path);
+    for (bool ro : {true, false}) {
+      ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
+      refused(path, "a FIFO", ro);
+      std::filesystem::remove(path);
+      std::filesystem::create_symlink(path == data() ? "/dev/null" : "/dev/zero", path);
+      refused(path, "a character device", ro);
+      std::filesystem::remove(path);
+      std::filesystem::create_directory(path);
+      refused(path, "a directory", ro);
+      std::filesystem::remove(path);
+    }
+  };
+  populate(1);
+  each_kind(catalog());
+  std::filesystem::remove(data());
+  ASSERT_EQ(::close(::open(catalog().c_str(), O_CREAT | O_WRONLY, 0644)), 0);
+  each_kind(data());
+  EXPECT_EQ(std::filesystem::file_size(catalog()), 0u);
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
 }
 
 }  // namespace
