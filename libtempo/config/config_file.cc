@@ -2,8 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
+
+#include "core/text_file.h"
 
 namespace tempo {
 namespace {
@@ -24,27 +24,6 @@ std::string_view strip_comment(std::string_view line) {
       return line.substr(0, i);
   }
   return line;
-}
-
-int read_file(std::string_view path, std::string* text, std::string* error) {
-  // A directory opens as a stream that reads nothing: refuse it rather than apply nothing.
-  std::error_code ec;
-  const bool dir = std::filesystem::is_directory(path, ec);
-  std::ifstream in{std::string(path)};
-  if (dir || !in) {
-    const int e = dir ? EISDIR : errno ? errno : ENOENT;
-    if (error) *error = std::string(path) + ": cannot read: " + std::strerror(e);
-    return -e;
-  }
-  // Bounded: a path to /dev/zero (or a huge file) must not read forever.
-  text->assign(kMaxConfigFileBytes + 1, '\0');
-  in.read(text->data(), static_cast<std::streamsize>(text->size()));
-  text->resize(static_cast<size_t>(in.gcount()));
-  if (text->size() > kMaxConfigFileBytes) {
-    if (error) *error = std::string(path) + ": larger than 1 MiB: not a configuration file";
-    return -EFBIG;
-  }
-  return 0;
 }
 
 // Calls apply(key, value, where) for each setting line; stops at the first error.
@@ -111,13 +90,13 @@ int load_config_text(Settings& s, std::string_view text, std::string_view name,
 
 int load_config_file(Settings& s, std::string_view path, std::string* error) {
   std::string text;
-  if (const int r = read_file(path, &text, error); r != 0) return r;
+  if (const int r = read_text_file(path, "configuration file", &text, error); r != 0) return r;
   return load_config_text(s, text, path, error);
 }
 
 int apply_calibration_file(Settings& s, std::string_view path, std::string* error) {
   std::string text;
-  if (const int r = read_file(path, &text, error); r != 0) return r;
+  if (const int r = read_text_file(path, "calibration file", &text, error); r != 0) return r;
   Settings next = s;
   const int r = parse(
       text, path, error, [&](const std::string& key, std::string_view value, std::string* msg) {

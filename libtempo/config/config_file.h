@@ -19,12 +19,9 @@
 
 namespace tempo {
 
-// A configuration or calibration file is at most this long (-EFBIG past it).
-inline constexpr size_t kMaxConfigFileBytes = size_t{1} << 20;
-
 // Applies the file's keys in order. 0, or -errno (-ENOENT unreadable, -EISDIR a directory,
-// -EFBIG over kMaxConfigFileBytes, -EINVAL a bad line or value) with `error` naming file:line, the
-// key and what it accepts. `s` is unchanged on error.
+// -EFBIG over kMaxTextFileBytes (core/text_file.h), -EINVAL a bad line or value) with `error`
+// naming file:line, the key and what it accepts. `s` is unchanged on error.
 int load_config_file(Settings& s, std::string_view path, std::string* error);
 // As load_config_file over `text`; `name` stands for the path in messages.
 int load_config_text(Settings& s, std::string_view text, std::string_view name, std::string* error);

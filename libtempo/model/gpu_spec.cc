@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "core/text_file.h"
 #include "model/spec_json.h"
 
 namespace tempo {
@@ -31,7 +32,7 @@ int parse_gpu_spec(std::string_view json_text, std::string_view source, GpuSpec*
 
 int load_gpu_spec(const std::string& path, GpuSpec* out, std::string* error) {
   std::string text;
-  if (int rc = spec_json::read_file(path, &text, error); rc != 0) return rc;
+  if (int rc = read_text_file(path, "GPU spec", &text, error); rc != 0) return rc;
   return parse_gpu_spec(text, path, out, error);
 }
 

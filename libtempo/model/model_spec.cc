@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "core/text_file.h"
 #include "model/spec_json.h"
 
 namespace tempo {
@@ -75,7 +76,7 @@ int parse_model_spec(std::string_view json_text, std::string_view source, ModelS
 
 int load_model_spec(const std::string& path, ModelSpec* out, std::string* error) {
   std::string text;
-  if (int rc = spec_json::read_file(path, &text, error); rc != 0) return rc;
+  if (int rc = read_text_file(path, "model spec", &text, error); rc != 0) return rc;
   return parse_model_spec(text, path, out, error);
 }
 

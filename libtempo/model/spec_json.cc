@@ -2,28 +2,8 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace tempo::spec_json {
-
-int read_file(const std::string& path, std::string* text, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno != 0 ? errno : ENOENT;
-    if (error) *error = path + ": cannot open: " + std::strerror(err);
-    return -err;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    if (error) *error = path + ": read error";
-    return -EIO;
-  }
-  *text = ss.str();
-  return 0;
-}
 
 int parse_object(std::string_view text, std::string_view source, nlohmann::json* out,
                  std::string* error) {

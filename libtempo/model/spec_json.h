@@ -12,9 +12,6 @@
 
 namespace tempo::spec_json {
 
-// Reads a whole file: 0 or a negative errno, with *error naming the path.
-int read_file(const std::string& path, std::string* text, std::string* error);
-
 // Parses `text` as one JSON object; -EINVAL with *error naming `source` otherwise.
 int parse_object(std::string_view text, std::string_view source, nlohmann::json* out,
                  std::string* error);

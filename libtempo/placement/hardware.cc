@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "core/text_file.h"
 #include "model/spec_json.h"
 
 namespace tempo::placement {
@@ -12,7 +13,7 @@ int load_host_spec(const std::string& host, const std::string& data_dir, HostSpe
                        (host.size() > 5 && host.compare(host.size() - 5, 5, ".json") == 0);
   const std::string path = is_path ? host : data_dir + "/hosts/" + host + ".json";
   std::string text;
-  if (int rc = spec_json::read_file(path, &text, error); rc != 0) return rc;
+  if (int rc = read_text_file(path, "host spec", &text, error); rc != 0) return rc;
   nlohmann::json j;
   if (int rc = spec_json::parse_object(text, path, &j, error); rc != 0) return rc;
   HostSpec h;

@@ -120,7 +120,18 @@ TEST(ModelSpec, MissingFileIsENOENT) {
   ModelSpec m;
   std::string err;
   EXPECT_EQ(load_model_spec("/nonexistent/tempo/model.json", &m, &err), -ENOENT);
-  EXPECT_EQ(err, "/nonexistent/tempo/model.json: cannot open: No such file or directory");
+  EXPECT_EQ(err, "/nonexistent/tempo/model.json: cannot read: No such file or directory");
+}
+
+// /dev/zero as a spec used to be read until memory ran out; a directory said "not valid JSON".
+TEST(ModelSpec, NonSpecPathsAreRefusedByWhatTheyAre) {
+  ModelSpec m;
+  GpuSpec g;
+  std::string err;
+  EXPECT_EQ(load_model_spec("/dev/zero", &m, &err), -EFBIG);
+  EXPECT_EQ(err, "/dev/zero: larger than 1 MiB: not a model spec");
+  EXPECT_EQ(load_gpu_spec("/", &g, &err), -EISDIR);
+  EXPECT_EQ(err, "/: cannot read: Is a directory");
 }
 
 const char* kGpu = R"({"name": "g", "peak_dense_tflops": 1, "hbm_bandwidth_gbps": 2,
@@ -183,7 +194,7 @@ TEST(ShippedDefinitions, UnknownNameNamesThePath) {
   EXPECT_EQ(load_exec_model("no-such-model", "h100-pcie-80gb", &m, &err, "/tmp/tempo-none"),
             -ENOENT);
   EXPECT_EQ(err,
-            "/tmp/tempo-none/models/no-such-model.json: cannot open: No such file or directory");
+            "/tmp/tempo-none/models/no-such-model.json: cannot read: No such file or directory");
 }
 
 }  // namespace
