@@ -48,10 +48,6 @@ bool read_count(const nlohmann::json& obj, const char* key, uint64_t min, uint64
 }
 
 bool parse_line(const std::string& text, const TraceOptions& o, Line* out, std::string* why) {
-  if (text.find_first_not_of(" \t\r") == std::string::npos) {
-    *why = "empty line";
-    return false;
-  }
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     *why = "not valid JSON";
@@ -148,22 +144,46 @@ int parse_trace(std::istream& in, std::string_view source, const TraceOptions& o
   std::string text;
   Line line;
   TimeNs latest = 0;
-  while (read_line(in, &text)) {
+  // A malformed line: the error, or (skip_malformed) counted and skipped. false to stop.
+  const auto reject = [&](uint64_t at, const std::string& why) {
+    const std::string msg = std::string(source) + ":" + std::to_string(at) + ": " + why;
+    if (!o.skip_malformed) {
+      if (error) *error = msg;
+      return false;
+    }
+    if (stats->skipped++ == 0) stats->first_skipped = msg;
+    return true;
+  };
+  // Blank lines end the trace (an editor's final newline, and more); only a request line
+  // after them makes them malformed.
+  uint64_t first_blank = 0, blanks = 0;
+  for (;;) {
+    bool more = false;
+    try {  // a filebuf throws on a read error (a directory: EISDIR)
+      more = read_line(in, &text);
+    } catch (const std::ios_base::failure&) {
+      const int e = errno != 0 ? errno : EIO;
+      out->clear();
+      if (error) *error = std::string(source) + ": cannot read: " + std::strerror(e);
+      return -e;
+    }
+    if (!more) break;
     ++stats->lines;
     std::string why;
     line.line = stats->lines;
     const bool too_long = text.size() > kMaxTraceLineBytes;
+    if (!too_long && text.find_first_not_of(" \t\r") == std::string::npos) {
+      if (blanks++ == 0) first_blank = stats->lines;
+      continue;
+    }
+    for (; blanks > 0; --blanks, ++first_blank)
+      if (!reject(first_blank, "empty line")) return -EINVAL;
     if (too_long) {
       why = "line longer than " + std::to_string(kMaxTraceLineBytes) + " bytes";
       if (o.skip_malformed) skip_line(in);
     }
     if (too_long || !parse_line(text, o, &line, &why)) {
-      const std::string msg = std::string(source) + ":" + std::to_string(stats->lines) + ": " + why;
-      if (!o.skip_malformed) {
-        if (error) *error = msg;
-        return -EINVAL;
-      }
-      if (stats->skipped++ == 0) stats->first_skipped = msg;
+      if (!reject(stats->lines, why)) return -EINVAL;
       continue;
     }
     if (line.timestamp < latest) ++stats->reordered;
@@ -211,7 +231,7 @@ int load_trace(const std::string& path, const TraceOptions& options, std::vector
   std::ifstream in(path);
   if (!in) {
     const int err = errno != 0 ? errno : ENOENT;
-    if (error) *error = path + ": cannot open: " + std::strerror(err);
+    if (error) *error = path + ": cannot read: " + std::strerror(err);
     return -err;
   }
   return parse_trace(in, path, options, out, stats, error);

@@ -3,7 +3,8 @@
 //   {"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, ...]}
 // timestamp in ms from the start of the trace; hash_ids identify the prompt's blocks of
 // `block_tokens` tokens (the last may be partial) so that equal ids mean reusable KV.
-// Other members are ignored.
+// Other members are ignored. Blank lines at the end are ignored; one before a request line is
+// malformed ("empty line").
 //
 // Limits, each refused with "<source>:<line>: <problem>": a line is at most
 // kMaxTraceLineBytes (a longer one is not read whole: reading stops there), input_length and
@@ -43,8 +44,9 @@ struct TraceStats {
 // Request::cached_tokens is the leading run of full blocks whose ids an earlier request
 // (in arrival order) also had as full blocks: what a store that kept every computed block
 // would hit. Returns 0, or -EINVAL with *error = "<source>:<line>: <problem>" for the first
-// malformed line (unless skip_malformed), or for bad options; -ENOENT/-EACCES/-EIO from
-// load_trace for an unreadable file. On error *out is left empty.
+// malformed line (unless skip_malformed), or for bad options; -ENOENT/-EACCES/-EISDIR/-EIO for
+// an unreadable file or stream ("<source>: cannot read: <errno text>"). On error *out is left
+// empty.
 int parse_trace(std::istream& in, std::string_view source, const TraceOptions& options,
                 std::vector<Request>* out, TraceStats* stats, std::string* error);
 int load_trace(const std::string& path, const TraceOptions& options, std::vector<Request>* out,

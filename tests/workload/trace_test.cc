@@ -99,11 +99,12 @@ struct Malformed {
 
 class TraceRejects : public testing::TestWithParam<Malformed> {};
 
-// The bad line is the second; the first is good and must not leak into the output.
+// The bad line is the second; the first and third are good and must not leak into the
+// output (a blank line is malformed only with a request after it).
 TEST_P(TraceRejects, NamesTheLine) {
-  const std::string text =
-      std::string(R"({"timestamp": 0, "input_length": 8, "output_length": 1, "hash_ids": [1]})") +
-      "\n" + GetParam().line + "\n";
+  const std::string good =
+      R"({"timestamp": 0, "input_length": 8, "output_length": 1, "hash_ids": [1]})";
+  const std::string text = good + "\n" + GetParam().line + "\n" + good + "\n";
   const Parsed p = parse(text, small_blocks());
   EXPECT_EQ(p.rc, -EINVAL);
   EXPECT_EQ(p.error, std::string("trace.jsonl:2: ") + GetParam().why);
@@ -237,7 +238,39 @@ TEST(Trace, BadOptionsAndMissingFile) {
   TraceStats stats;
   std::string err;
   EXPECT_EQ(load_trace("/nonexistent/tempo.jsonl", o, &out, &stats, &err), -ENOENT);
-  EXPECT_EQ(err, "/nonexistent/tempo.jsonl: cannot open: No such file or directory");
+  EXPECT_EQ(err, "/nonexistent/tempo.jsonl: cannot read: No such file or directory");
+}
+
+// A directory used to throw out of the reader (tempo-sim and tempo-replay aborted).
+TEST(Trace, ADirectoryIsAnError) {
+  TraceOptions o;
+  o.kv_bytes_per_token = 2;
+  std::vector<Request> out;
+  TraceStats stats;
+  std::string err;
+  EXPECT_EQ(load_trace("/", o, &out, &stats, &err), -EISDIR);
+  EXPECT_EQ(err, "/: cannot read: Is a directory");
+  EXPECT_TRUE(out.empty());
+}
+
+// Blank lines at the end end the trace (tempo-sim used to refuse an editor's final blank
+// line); before a request they are malformed, and skip_malformed counts each.
+TEST(Trace, TrailingBlankLinesEndTheTrace) {
+  const std::string good =
+      R"({"timestamp": 0, "input_length": 8, "output_length": 1, "hash_ids": [1]})";
+  TraceOptions o = small_blocks();
+  Parsed p = parse(good + "\n\n \t\r\n\n", o);
+  EXPECT_EQ(p.rc, 0) << p.error;
+  EXPECT_EQ(p.requests.size(), 1u);
+  p = parse(good + "\n\n  \n" + good + "\n", o);
+  EXPECT_EQ(p.rc, -EINVAL);
+  EXPECT_EQ(p.error, "trace.jsonl:2: empty line");
+  o.skip_malformed = true;
+  p = parse(good + "\n\n  \n" + good + "\n\n", o);
+  EXPECT_EQ(p.rc, 0) << p.error;
+  EXPECT_EQ(p.requests.size(), 2u);
+  EXPECT_EQ(p.stats.skipped, 2u);
+  EXPECT_EQ(p.stats.first_skipped, "trace.jsonl:2: empty line");
 }
 
 }  // namespace

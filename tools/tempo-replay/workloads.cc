@@ -82,16 +82,7 @@ int build_workload(const WorkloadSpec& spec, const ExecModel& model, ReplayWorkl
     t.kv_bytes_per_token = model.kv_bytes_per_token();
     t.key_namespace = key_namespace;
     t.skip_malformed = spec.skip_malformed;
-    std::ifstream file(spec.trace_path);
-    if (!file) {
-      *error = "cannot read " + spec.trace_path;
-      return -ENOENT;
-    }
-    // Trailing blank lines (an editor's final newline and more) end the trace.
-    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    text.erase(text.find_last_not_of(" \t\r\n") + 1);
-    std::istringstream in(text);
-    const int r = parse_trace(in, spec.trace_path, t, &requests, &stats, error);
+    const int r = load_trace(spec.trace_path, t, &requests, &stats, error);
     if (r != 0) return r;
     if (const int s = slice_trace(spec, &requests, error); s != 0) return s;
     if (requests.empty()) {
