@@ -2,7 +2,9 @@
 """tempo-sim run refuses the values that once ran with a wrapped or meaningless
 configuration, each with a message naming it: a ratio whose HBM (and the 8x and 64x tiers
 after it) passed 2^64 blocks, a prefetch depth past 2^32 (truncated to 0), an EWMA weight
-outside (0, 1], a negative price, an empty trace.
+outside (0, 1], a negative price, an empty trace; a directory as the trace (it aborted),
+/dev/zero as a spec (read until memory ran out), and an output that cannot be written (a
+full disk: the CSV's buffered tail failed unseen and the run exited 0).
 
 usage: tempo_sim_refusals_test.py TEMPO_SIM
 """
@@ -17,6 +19,9 @@ CASES = [
     (["--ewma-alpha", "0"], 2, "--ewma-alpha must be in (0, 1]"),
     (["--price-ssd", "-0.01"], 2, "must be >= 0"),
     (["--trace", "/dev/null"], None, "trace /dev/null: no requests"),
+    (["--trace", "/"], None, "/: cannot read: Is a directory"),
+    (["--model", "/dev/zero"], None, "/dev/zero: larger than 1 MiB: not a model spec"),
+    (["--host", "/"], None, "/: cannot read: Is a directory"),
 ]
 failed = 0
 for args, status, want in CASES:
@@ -24,6 +29,15 @@ for args, status, want in CASES:
     refused = p.returncode > 0 and (status is None or p.returncode == status)
     if not refused or want not in p.stderr or p.stdout:
         print("FAIL: tempo-sim run %s -> exit %d, stderr %r" % (" ".join(args), p.returncode, p.stderr))
+        failed += 1
+# The run is printed, then its CSV cannot be written: an error, not exit 0.
+for sub, args in (("run", ["--csv", "/dev/full"]), ("run", ["--requests-csv", "/dev/full"]),
+                  ("export", ["--out", "/dev/full"])):
+    p = subprocess.run([sim, sub, "--workload", "chat-single"] + args, capture_output=True,
+                       text=True, timeout=120)
+    if p.returncode == 0 or "cannot write /dev/full" not in p.stderr:
+        print("FAIL: tempo-sim %s %s -> exit %d, stderr %r" % (sub, " ".join(args), p.returncode,
+                                                             p.stderr))
         failed += 1
 # The bounds themselves run.
 for args in (["--ratio", "0.001"], ["--ewma-alpha", "1", "--policy", "ewma"], ["--price-ssd", "0"]):

@@ -48,6 +48,9 @@ printf '%s\n' '{"timestamp": 0, "input_length": 600, "output_length": 4, "hash_i
 unrunnable "no requests to replay after --skip 2" -t "$out/two.jsonl" --skip 2
 unrunnable "past the replay's time range (146 years)" -t "$out/two.jsonl" --time-scale 1e308
 unrunnable "past the replay's time range (146 years): a higher --rate" --rate 1e-300
+unrunnable "/: cannot read: Is a directory" -t /
+unrunnable "/dev/zero:1: line longer than 16777216 bytes" -t /dev/zero
+unrunnable "/dev/zero: larger than 1 MiB: not a model spec" -m /dev/zero
 # Llama's 32 MiB chunks at 1/8193 fall below a 4 KiB block (they were held at 4 KiB and
 # counted as 128 x the model's bytes at 1/2^20, a step of half a minute).
 unrunnable "at most 8192 for this model and workload" -d uring --byte-scale 8193 \
@@ -93,6 +96,17 @@ done
   echo "FAIL: compare/engines-4/summary.csv should have 2 rows, compare/ no engines.csv"
   fails=$((fails + 1))
 }
+# A CSV that cannot be written (a full disk) fails the run; its buffered tail used to fail
+# unseen, with exit 0.
+rm -rf "$out/compare"
+mkdir -p "$out/compare"
+ln -s /dev/full "$out/compare/requests.csv"
+"$bin" -o "$out" -e compare -p tempo >"$out/stdout" 2>"$out/stderr"
+rc=$?
+if [ "$rc" -ne 1 ] || ! grep -qF "cannot write the CSVs under $out/compare" "$out/stderr"; then
+  echo "FAIL: a CSV on a full disk -> exit $rc, stderr: $(cat "$out/stderr")"
+  fails=$((fails + 1))
+fi
 # Asked for by name, the comparison has no 4-engine part.
 rm -rf "$out/compare"
 "$bin" -o "$out" -e compare -p tempo >"$out/stdout" 2>"$out/stderr"

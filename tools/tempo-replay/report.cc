@@ -184,7 +184,8 @@ int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>&
         << c.mean_lead_s << "," << c.median_lead_s;
     f << "\n";
   }
-  return f.good() ? 0 : -EIO;
+  f.close();  // its buffer's last bytes are written (or fail) here
+  return f ? 0 : -EIO;
 }
 
 int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
@@ -211,7 +212,8 @@ int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>
         << "\n";
     }
   }
-  return f.good() ? 0 : -EIO;
+  f.close();  // its buffer's last bytes are written (or fail) here
+  return f ? 0 : -EIO;
 }
 
 int write_engines_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
@@ -231,7 +233,8 @@ int write_engines_csv(const std::string& path, const std::vector<ExperimentRow>&
         << s.mean_ttft_s << "," << s.throughput_tps << "\n";
     }
   }
-  return f.good() ? 0 : -EIO;
+  f.close();  // its buffer's last bytes are written (or fail) here
+  return f ? 0 : -EIO;
 }
 
 void Progress::step(const std::string& label) {

@@ -322,11 +322,13 @@ int cmd_run(const cli::Args& a) {
     std::ofstream f(a.get("csv", ""));
     write_summary_csv_header(f);
     write_summary_csv_row(sum, f);
+    f.close();
     if (!f) return fail("cannot write " + a.get("csv", ""));
   }
   if (a.has("requests-csv")) {
     std::ofstream f(a.get("requests-csv", ""));
     write_requests_csv(r, f);
+    f.close();
     if (!f) return fail("cannot write " + a.get("requests-csv", ""));
   }
   return 0;
@@ -339,9 +341,9 @@ int cmd_export(const cli::Args& a) {
   Workload w;
   if (int rc = load_workload(a, c, &w)) return rc;
   std::ofstream f(a.get("out", ""));
-  if (!f || write_access_csv(w, c.model.kv_bytes_per_token() * w.block_tokens, f) != 0) {
-    return fail("cannot write " + a.get("out", ""));
-  }
+  const int r = f ? write_access_csv(w, c.model.kv_bytes_per_token() * w.block_tokens, f) : -EIO;
+  f.close();
+  if (r != 0 || !f) return fail("cannot write " + a.get("out", ""));
   return 0;
 }
 
@@ -380,6 +382,7 @@ int cmd_study(const cli::Args& a) {
     const auto path = dir / (e.name + ".csv");
     std::ofstream f(path);
     t.write_csv(f);
+    f.close();
     if (!f) return fail("cannot write " + path.string());
     std::cout << path.string() << ": " << t.rows.size() << " rows\n";
   }
