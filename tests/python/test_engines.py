@@ -82,7 +82,15 @@ class StoreAndWriter(unittest.TestCase):
                 self.assertEqual(w.pending, 0)
                 with self.assertRaises(TypeError):
                     w.put(9, b"read-only bytes")
-            self.assertEqual(store.lookup([1, 2, 3, 4, 5, 6]), 5)
+                # A buffer in flight cannot be resized (moved) under the put reading it: it
+                # could be, until its completion was collected.
+                grow = bytearray(b"g") * 8192
+                w.put(6, grow)
+                with self.assertRaises(BufferError):
+                    grow.extend(b"h" * (1 << 20))
+                self.assertEqual([(d.key, d.error) for d in w.wait()], [(6, 0)])
+                grow.extend(b"h")
+            self.assertEqual(store.lookup([1, 2, 3, 4, 5, 6]), 6)
             store.delete(3)
             with self.assertRaises(TempoError) as e:
                 store.delete(3)

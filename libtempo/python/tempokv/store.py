@@ -17,15 +17,17 @@ from .binding import Context, TempoError, _check_int, _raise
 _U64_MAX = (1 << 64) - 1
 
 
-def _address(data: Any) -> tuple[int, int]:
-    """(address, bytes) of a contiguous CPU buffer, without a copy: a torch tensor, or a
-    writable buffer (bytearray, writable memoryview, array)."""
+def _address(data: Any) -> tuple[int, int, Any]:
+    """(address, bytes, keeper) of a contiguous CPU buffer, without a copy: a torch tensor,
+    or a writable buffer (bytearray, writable memoryview, array). While the keeper lives the
+    address stays valid: for a buffer it holds the buffer's export, so a bytearray cannot be
+    resized (and moved) under a put still reading it."""
     if hasattr(data, "data_ptr") and hasattr(data, "is_contiguous"):
         if getattr(data, "is_cuda", False):
             raise ValueError("put() takes host memory: copy the tensor to the CPU first")
         if not data.is_contiguous():
             raise ValueError("put() needs a contiguous tensor")
-        return int(data.data_ptr()), int(data.numel() * data.element_size())
+        return int(data.data_ptr()), int(data.numel() * data.element_size()), data
     view = memoryview(data)
     if not view.contiguous:
         raise ValueError("put() needs a contiguous buffer")
@@ -33,8 +35,9 @@ def _address(data: Any) -> tuple[int, int]:
         raise TypeError("an asynchronous put needs a tensor or a writable buffer")
     n = view.nbytes
     if n == 0:
-        return 0, 0
-    return ctypes.addressof((ctypes.c_char * n).from_buffer(view.cast("B"))), n
+        return 0, 0, None
+    keeper = (ctypes.c_char * n).from_buffer(view.cast("B"))
+    return ctypes.addressof(keeper), n, keeper
 
 
 class Store:
@@ -62,7 +65,7 @@ class Store:
         is a no-op, other bytes raise TempoError EEXIST."""
         key = _check_int("key", key, 0, _U64_MAX)
         if hasattr(data, "data_ptr"):
-            src, n = _address(data)
+            src, n, _ = _address(data)
         else:
             src = bytes(memoryview(data))  # bytes-like: passed in place when already bytes
             n = len(src)
@@ -111,20 +114,20 @@ class Writer(OwnedHandle):
         finally:
             lib.tempo_ctx_unref(ptr)
         self._lock = threading.Lock()
-        self._inflight: dict[int, Any] = {}  # cookie -> buffer kept alive
+        self._inflight: dict[int, Any] = {}  # cookie -> its buffer's keeper (_address)
         self._next_cookie = 1
         super().__init__(handle.value, lib.tempo_writer_free)
 
     def put(self, key: int, data: Any) -> int:
         """Queues a put of a CPU tensor or writable buffer; returns its cookie."""
         key = _check_int("key", key, 0, _U64_MAX)
-        addr, n = _address(data)
+        addr, n, keeper = _address(data)
         if n == 0:
             raise ValueError("put() of an empty buffer")
         with self._lock:
             cookie = self._next_cookie
             self._next_cookie += 1
-            self._inflight[cookie] = data
+            self._inflight[cookie] = keeper
         ret = lib.tempo_writer_put(self._ptr(), key, addr, n, cookie)
         if ret < 0:
             with self._lock:
