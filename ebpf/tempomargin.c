@@ -30,7 +30,6 @@ static const char usage[] =
 	"  tempomargin -j -p 1234 1 5 # five JSON reports, one a second\n";
 
 #define MAX_LINKS 16
-#define FOREVER_S 99999999L
 
 static const struct {
 	const char *key;   /* JSON key */
@@ -76,7 +75,7 @@ static void report(const struct tool_opts *o, bool kernel, struct tempo_hist *pr
 
 int main(int argc, char **argv)
 {
-	struct tool_opts o = {.name = "tempomargin", .interval_s = FOREVER_S};
+	struct tool_opts o = {.name = "tempomargin", .interval_s = TOOL_MAX_INTERVAL_S};
 	struct bpf_link *links[MAX_LINKS] = {};
 	struct tempo_hist prev[HIST_NR] = {};
 	struct tempomargin_bpf *skel;

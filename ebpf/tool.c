@@ -91,9 +91,11 @@ int tool_parse(struct tool_opts *o, int argc, char **argv, const char *usage, co
 		}
 	}
 	if (optind < argc) {
-		if (parse_long(argv[optind], 1, &o->interval_s)) {
-			fprintf(stderr, "%s: invalid interval '%s' (whole seconds >= 1)\n", o->name,
-				argv[optind]);
+		/* bounded: tool_wait counts tenths of a second in a long */
+		if (parse_long(argv[optind], 1, &o->interval_s) ||
+		    o->interval_s > TOOL_MAX_INTERVAL_S) {
+			fprintf(stderr, "%s: invalid interval '%s' (whole seconds, 1 to %d)\n",
+				o->name, argv[optind], TOOL_MAX_INTERVAL_S);
 			return -EINVAL;
 		}
 		optind++;

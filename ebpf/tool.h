@@ -8,6 +8,9 @@
 #include <sys/types.h>
 #include <bpf/libbpf.h>
 
+/* The longest interval (about 3 years; tempomargin's default: report at exit only). */
+#define TOOL_MAX_INTERVAL_S 99999999
+
 struct tool_opts {
 	const char *name; /* program name, for messages */
 	pid_t pid;	  /* -p: one process, 0 = none */

@@ -557,6 +557,9 @@ def test_refusals(build):
         run_refusal([path, "-b", "/bin/true"], f"{tool} -b of a file without probes",
                     "has no tempo USDT probes")
         run_refusal([path, "0"], f"{tool} interval 0", "invalid interval")
+        # Its tenths of a second wrapped a long: three reports at once, not one a decade.
+        run_refusal([path, "-p", str(d.pid), "922337203685477581", "3"],
+                    f"{tool} interval past the bound", "(whole seconds, 1 to 99999999)")
         if not os.path.exists(os.path.join(TRACEFS, "events", "tempo")):
             run_refusal([path], f"{tool} with nothing to trace", "nothing to trace")
     shutil.rmtree(nobody_dir)
