@@ -16,6 +16,7 @@
 
 #include "client/exposition.h"
 #include "client/wire.h"
+#include "core/unix_socket.h"
 
 namespace tempo {
 namespace {
@@ -73,31 +74,13 @@ std::string claims_json(const std::vector<ClaimView>& claims) { return claims_do
 
 int ControlServer::start(Context& instance, const std::string& path,
                          std::unique_ptr<ControlServer>* out, std::string* error) {
-  sockaddr_un addr{};
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    *error = "control_socket: path must be 1 to 107 characters";
-    return -EINVAL;
+  sockaddr_un addr;
+  std::string why;
+  if (const int r = ready_socket_path(path, SOCK_STREAM, "another process", &addr, &why); r != 0) {
+    *error = "control_socket: " + why;
+    return r;
   }
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   std::unique_ptr<ControlServer> s(new ControlServer(instance, path));
-  struct stat st {};
-  if (lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      *error = "control_socket: '" + path + "' exists and is not a socket";
-      return -EEXIST;
-    }
-    // A socket file left by a process that is gone: replace it; a live one is in use.
-    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const bool live =
-        probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    if (probe >= 0) close(probe);
-    if (live) {
-      *error = "control_socket: '" + path + "' is served by another process";
-      return -EADDRINUSE;
-    }
-    unlink(path.c_str());
-  }
   s->listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s->listen_fd_ < 0) return fail(error, "socket");
   if (bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)

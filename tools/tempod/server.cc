@@ -19,6 +19,7 @@
 #include "client/exposition.h"
 #include "client/tempod_proto.h"
 #include "client/wire.h"
+#include "core/unix_socket.h"
 #include "kmod/kmod_device.h"
 #include "store/object_store.h"
 #include "store/verify_objects.h"
@@ -96,28 +97,9 @@ int listen_tcp(uint32_t addr, uint16_t port, int* out, std::string* error) {
 }
 
 int bind_socket(const std::string& path, int* out, std::string* error) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    *error = "socket path '" + path + "' must be 1 to 107 characters";
-    return -EINVAL;
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  struct stat st {};
-  if (lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      *error = "'" + path + "' exists and is not a socket";
-      return -EEXIST;
-    }
-    const int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    const bool served = connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    close(probe);
-    if (served) {
-      *error = "'" + path + "' is served by another tempod";
-      return -EADDRINUSE;
-    }
-    unlink(path.c_str());
-  }
+  sockaddr_un addr;
+  if (const int r = ready_socket_path(path, SOCK_SEQPACKET, "another tempod", &addr, error); r != 0)
+    return r;
   const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       listen(fd, 128) != 0) {
