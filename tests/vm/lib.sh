@@ -24,9 +24,40 @@ mark() {
 result() {
 	if [ "$2" -eq 0 ]; then echo "PASS $1"; else echo "FAIL $1: ${3:-exit $2}"; fi | tee -a "$RESULTS"
 }
-# suite CMD...: run a program whose PASS/FAIL lines are counted.
+# suite CMD...: run a program whose PASS/FAIL lines are counted. Bounded by SUITE_SECONDS:
+# the console shows only emergencies (dmesg -n 1), so a program blocked in the kernel used to
+# hang the guest silently until the runner's timeout. Now its threads' kernel stacks and the
+# kernel's blocked tasks are printed, it is killed, and "<name>.hung" is a FAIL.
+SUITE_SECONDS=${SUITE_SECONDS:-300}
 suite() {
-	"$@" 2>&1 | tee -a "$RESULTS"
+	sh -c 'echo $$ >/tmp/suite.pid; exec "$@"' suite "$@" 2>&1 | tee -a "$RESULTS" &
+	waited=0
+	while kill -0 $! 2>/dev/null; do
+		if [ $waited -ge "$SUITE_SECONDS" ]; then
+			suite_hung "$@"
+			break
+		fi
+		sleep 1
+		waited=$((waited + 1))
+	done
+	wait
+}
+# suite_hung CMD...: what a suite still running after SUITE_SECONDS was doing, then kill it.
+suite_hung() {
+	pids="$(cat /tmp/suite.pid) $(pidof tempo-vmtest tempo-hwcheck)"
+	echo "# $* still running after ${SUITE_SECONDS}s; its threads in the kernel:"
+	for p in $pids; do
+		for t in /proc/$p/task/*; do
+			[ -r "$t/stack" ] || continue
+			echo "# $(cat "$t/comm") $(basename "$t") $(grep State "$t/status") wchan $(cat "$t/wchan")"
+			sed 's/^/#   /' "$t/stack"
+		done
+	done
+	echo w >/proc/sysrq-trigger
+	echo "# the kernel's blocked tasks (sysrq w):"
+	dmesg | tail -n 120 | sed 's/^/# /'
+	kill -9 $pids 2>/dev/null
+	result "$(basename "$1").hung" 1 "still running after ${SUITE_SECONDS}s (stacks above)"
 }
 # No kernel warning, BUG, oops or lockdep report since boot.
 # (The one warning hwcheck_stops_at_kernel_warning injects on purpose is tagged and left out.)
