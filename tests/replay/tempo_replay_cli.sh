@@ -96,6 +96,15 @@ done
   echo "FAIL: compare/engines-4/summary.csv should have 2 rows, compare/ no engines.csv"
   fails=$((fails + 1))
 }
+# A request over the model's context is rejected and left out of the figures: the table says
+# so (a run of only such requests printed a p95 TTFT of 0.000 and nothing else).
+printf '%s\n' '{"timestamp": 0, "input_length": 600, "output_length": 16777216, "hash_ids": [1]}' \
+  '{"timestamp": 5, "input_length": 600, "output_length": 4, "hash_ids": [1, 3]}' >"$out/long.jsonl"
+"$bin" -o "$out" -t "$out/long.jsonl" -p tempo >"$out/stdout" 2>"$out/stderr" &&
+  grep -q "^1 of 2 requests rejected on arrival" "$out/stdout" || {
+  echo "FAIL: a rejected request not reported: $(cat "$out/stdout" "$out/stderr")"
+  fails=$((fails + 1))
+}
 # A CSV that cannot be written (a full disk) fails the run; its buffered tail used to fail
 # unseen, with exit 0.
 rm -rf "$out/compare"

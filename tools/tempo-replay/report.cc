@@ -81,6 +81,22 @@ void print_summary_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
                  static_cast<unsigned long long>(r.result.deferred_claims), p95.c_str(),
                  tput.c_str());
   }
+  // Rejected requests are not in the figures: say so, or a run that served none reads as 0 s.
+  // Once when every policy rejected the same, which is the rule (the workload decides).
+  const auto same = [&](const ExperimentRow& r) {
+    return r.result.rejected == rows.front().result.rejected &&
+           r.result.requests.size() == rows.front().result.requests.size();
+  };
+  const bool once = !rows.empty() && std::all_of(rows.begin(), rows.end(), same);
+  for (const ExperimentRow& r : rows) {
+    if (r.result.rejected == 0) continue;
+    std::fprintf(out,
+                 "%s%s%llu of %zu requests rejected on arrival (prompt + output over the model's "
+                 "context, or KV over the GPU's memory): not in the figures above\n",
+                 once ? "" : r.result.policy.c_str(), once ? "" : ": ",
+                 static_cast<unsigned long long>(r.result.rejected), r.result.requests.size());
+    if (once) break;
+  }
   for (const ExperimentRow& r : rows) {
     if (r.result.engines.empty()) continue;
     std::fprintf(out, "%-13s p95 TTFT per engine (s):", r.result.policy.c_str());
