@@ -8,8 +8,10 @@ full disk: the CSV's buffered tail failed unseen and the run exited 0).
 
 usage: tempo_sim_refusals_test.py TEMPO_SIM
 """
+import os
 import subprocess
 import sys
+import tempfile
 
 sim = sys.argv[1]
 CASES = [
@@ -39,6 +41,22 @@ for sub, args in (("run", ["--csv", "/dev/full"]), ("run", ["--requests-csv", "/
         print("FAIL: tempo-sim %s %s -> exit %d, stderr %r" % (sub, " ".join(args), p.returncode,
                                                              p.stderr))
         failed += 1
+# A request past the model's context is left out, as tempo-replay rejects it (one of 2^24
+# output tokens grew the simulation by gigabytes): said on stderr; none left is an error.
+with tempfile.TemporaryDirectory() as d:
+    long_req = '{"timestamp": 0, "input_length": 600, "output_length": 16777216, "hash_ids": [1]}\n'
+    short_req = '{"timestamp": 5, "input_length": 600, "output_length": 4, "hash_ids": [1, 2]}\n'
+    for lines, status, want in (([long_req], 22, "no requests"), ([long_req, short_req], 0, "")):
+        path = os.path.join(d, "t.jsonl")
+        with open(path, "w") as f:
+            f.writelines(lines)
+        p = subprocess.run([sim, "run", "--trace", path], capture_output=True, text=True,
+                           timeout=60)
+        said = "1 of %d requests left out: prompt + output over the model's 131072" % len(lines)
+        if p.returncode != status or said not in p.stderr or want not in p.stderr:
+            print("FAIL: tempo-sim run, a request over the context -> exit %d, stderr %r"
+                  % (p.returncode, p.stderr))
+            failed += 1
 # The bounds themselves run.
 for args in (["--ratio", "0.001"], ["--ewma-alpha", "1", "--policy", "ewma"], ["--price-ssd", "0"]):
     p = subprocess.run([sim, "run", "--workload", "chat-single"] + args, capture_output=True,

@@ -178,6 +178,17 @@ int load_workload(const cli::Args& a, const Common& c, Workload* w) {
       std::cerr << "tempo-sim: " << err << "\n";
       return -rc;
     }
+    // As tempo-replay rejects them: a request past the model's context is no request it
+    // serves (one of 2^24 output tokens used to grow the simulation by gigabytes).
+    const uint64_t max_context = c.model.model().max_context_tokens;
+    const size_t before = reqs.size();
+    std::erase_if(reqs, [&](const tempo::Request& r) {
+      return r.input_tokens + uint64_t{r.output_tokens} > max_context;
+    });
+    if (reqs.size() < before)
+      std::cerr << "tempo-sim: " << before - reqs.size() << " of " << before
+                << " requests left out: prompt + output over the model's " << max_context
+                << " tokens of context\n";
     if (reqs.empty()) return fail("trace " + a.get("trace", "") + ": no requests");
     if (make_from_trace(reqs, w) != 0) return fail("trace: inconsistent chunk sizes");
     return 0;
