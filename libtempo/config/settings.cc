@@ -98,11 +98,15 @@ int rate_key(Settings& s, std::string_view key, std::string_view value, std::str
   return 0;
 }
 
-template <auto Field, bool kZeroOk>
+// At least kMinNs: 0 where zero means none, 1 for any positive duration.
+template <auto Field, TimeNs kMinNs>
 int duration_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
   const TimeNs d = parse_duration(value);
-  if (d < 0 || (d == 0 && !kZeroOk))
-    return fail(error, key, value, "a duration such as 50ms, 2s, 100us");
+  if (d < kMinNs)
+    return fail(error, key, value,
+                kMinNs > 1 ? "a duration of at least " + std::to_string(kMinNs / kNsPerMs) +
+                                 "ms such as 50ms, 2s"
+                           : std::string("a duration such as 50ms, 2s, 100us"));
   Field(s) = d;
   return 0;
 }
@@ -331,8 +335,8 @@ const SettingKey kSettingKeys[] = {
      "`tempo-risk:W` (W > 0; the per-step call gives it the TTU spread, "
      "[risk-policy.md](risk-policy.md))",
      policy_key},
-    {"tick", "50ms", "", "a duration: `50ms`, `2s`, `100us`, `250ns` (a plain number is ms)",
-     duration_key<TEMPO_FIELD(tick_ns), false>},
+    {"tick", "50ms", "", "a duration of at least 1 ms: `50ms`, `2s` (a plain number is ms)",
+     duration_key<TEMPO_FIELD(tick_ns), kMinTickNs>},
     {"staging_rate", "11GiB", "",
      "bytes/s: the sim device's aggregate staging bandwidth (`calibration_rate` follows it "
      "unless given)",
@@ -341,7 +345,7 @@ const SettingKey kSettingKeys[] = {
      "1..4096 concurrent staging operations (on `uring`, the device's queue depth unless set)",
      int_key<TEMPO_FIELD(staging_slots), 1, kMaxStagingSlots>},
     {"op_latency", "100us", "", "duration (sim: per staging operation)",
-     duration_key<TEMPO_FIELD(op_latency_ns), true>},
+     duration_key<TEMPO_FIELD(op_latency_ns), 0>},
     {"demand_rate", "2GiB", "", "bytes/s (sim: the ordinary path; uring: reported as calibrated)",
      rate_key<TEMPO_FIELD(demand_rate_bps)>},
     {"calibration_rate", "", "`staging_rate`",
@@ -349,7 +353,7 @@ const SettingKey kSettingKeys[] = {
     {"static_rate", "11GiB", "", "bytes/s: TempoKV-Static's fixed rate",
      rate_key<TEMPO_FIELD(static_rate_bps)>},
     {"rate_window", "2s", "", "duration: active staging time the learned rate averages over",
-     duration_key<TEMPO_FIELD(rate_window_ns), false>},
+     duration_key<TEMPO_FIELD(rate_window_ns), 1>},
     {"eviction", "lru", "", "an eviction policy name for unprotected fast-tier objects",
      eviction_key},
     {"control_socket", "", "off",

@@ -19,6 +19,9 @@ namespace tempo {
 // Bounds of the staging_slots and uring.queue_depth keys, which the tools' flags share.
 inline constexpr uint32_t kMaxStagingSlots = 4096;
 inline constexpr uint32_t kMaxUringQueueDepth = 4096;
+// The shortest `tick`: the controller re-evaluates every tick (a claim falling due wakes it
+// anyway), so a 1 ns tick spun a CPU, and advanced virtual time by 10^9 events a second.
+inline constexpr TimeNs kMinTickNs = kNsPerMs;
 
 // The uring device's keys (`uring.<name>`): the object store and the fast tier.
 struct UringSettings {

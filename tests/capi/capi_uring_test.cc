@@ -248,8 +248,8 @@ TEST(CApiConfig, LoadReadsTempoConfigThenTheEnvironment) {
   setenv("TEMPO_TICK", "soon", 1);
   EXPECT_EQ(tempo_config_load(cfg, nullptr), -EINVAL);
   EXPECT_STREQ(tempo_config_error(cfg),
-               "TEMPO_TICK: invalid value 'soon' for 'tick': accepted a duration such as 50ms, "
-               "2s, 100us");
+               "TEMPO_TICK: invalid value 'soon' for 'tick': accepted a duration of at least 1ms "
+               "such as 50ms, 2s");
   unsetenv("TEMPO_TICK");
   unsetenv("TEMPO_BUDGET_BYTES");
   unsetenv("TEMPO_CONFIG");

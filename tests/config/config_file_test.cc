@@ -82,7 +82,8 @@ TEST(ConfigFile, EnvironmentOverridesTheFile) {
   EXPECT_EQ(apply_environment(s, lookup, &err), -EINVAL);
   EXPECT_EQ(
       err,
-      "TEMPO_TICK: invalid value 'soon' for 'tick': accepted a duration such as 50ms, 2s, 100us");
+      "TEMPO_TICK: invalid value 'soon' for 'tick': accepted a duration of at least 1ms such as "
+      "50ms, 2s");
 }
 
 TEST(ConfigFile, CalibrationFillsOnlyKeysNotGivenExplicitly) {

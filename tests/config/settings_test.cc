@@ -43,6 +43,12 @@ TEST(Settings, SetValidatesAndNamesTheKey) {
   EXPECT_EQ(s.set("bogus", "1", &err), -EINVAL);
   EXPECT_EQ(err.rfind("unknown key 'bogus': accepted device, fast_tier_bytes", 0), 0u);
   EXPECT_EQ(s.set("tick", "0", &err), -EINVAL);
+  // A 1 ns tick spun a CPU (10^9 controller passes per simulated second).
+  EXPECT_EQ(s.set("tick", "999us", &err), -EINVAL);
+  EXPECT_EQ(err,
+            "invalid value '999us' for 'tick': accepted a duration of at least 1ms such as "
+            "50ms, 2s");
+  EXPECT_EQ(s.set("tick", "1ms", &err), 0);
   EXPECT_EQ(s.set("op_latency", "0", &err), 0);
   EXPECT_EQ(s.set("budget_bytes", "200GiB", &err), 0);
   EXPECT_EQ(s.validate(&err), -EINVAL);
