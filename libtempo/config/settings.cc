@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <grp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <type_traits>
 
 #include "config/config_file.h"
+#include "policy/eviction_policy.h"
 
 namespace tempo {
 
@@ -180,7 +182,12 @@ int calibration_rate_key(Settings& s, std::string_view key, std::string_view val
 }
 
 int eviction_key(Settings& s, std::string_view key, std::string_view value, std::string* error) {
-  if (value.empty()) return fail(error, key, value, "an eviction policy name such as lru");
+  const std::vector<std::string> names = eviction_policy_names();
+  if (std::find(names.begin(), names.end(), value) == names.end()) {
+    std::string expect = "one of";
+    for (const std::string& n : names) expect += " " + n;
+    return fail(error, key, value, expect);
+  }
   s.eviction = value;
   return 0;
 }
@@ -354,7 +361,9 @@ const SettingKey kSettingKeys[] = {
      rate_key<TEMPO_FIELD(static_rate_bps)>},
     {"rate_window", "2s", "", "duration: active staging time the learned rate averages over",
      duration_key<TEMPO_FIELD(rate_window_ns), 1>},
-    {"eviction", "lru", "", "an eviction policy name for unprotected fast-tier objects",
+    {"eviction", "lru", "",
+     "the eviction policy of unprotected fast-tier objects: lru, arc, reuse-frequency, "
+     "reuse-frequency-persistent",
      eviction_key},
     {"control_socket", "", "off",
      "a Unix socket path (1..107 characters): the instance serves `tempoctl stats` and "

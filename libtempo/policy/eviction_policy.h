@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,28 +40,6 @@ struct AccessHistory {
   TimeNs last_access = 0;   // time of the latest reference
   double gap_ewma_ns = -1;  // EWMA of inter-reference gaps; < 0 when unknown
   uint64_t lifetime = 0;    // references ever, across drops (what a perfect LFU counts)
-};
-
-// The future, for offline policies (Belady MIN): the position of the next reference of
-// `id` after the current one, on any monotone scale, or kNoFutureUse.
-class FutureOracle {
- public:
-  static constexpr uint64_t kNoFutureUse = std::numeric_limits<uint64_t>::max();
-  virtual ~FutureOracle() = default;
-  virtual uint64_t next_use(BlockId id) const = 0;
-};
-
-struct PolicyOptions {
-  // Entries the owner holds when full; 0 = learn it as the high-water mark of size().
-  // Sizes ghost lists (arc, adaptive) and the adaptive policy's regret discount.
-  size_t capacity_entries = 0;
-  // Weight of the newest gap in the ewma policy's next-touch predictor, in (0, 1].
-  double ewma_alpha = 0.5;
-  // Learning rate of the adaptive policy (LeCaR's lambda) and the experts it weighs.
-  double adaptive_learning_rate = 0.45;
-  std::vector<std::string> adaptive_experts{"lru", "reuse-frequency-persistent", "ewma"};
-  // Required by "min"; must outlive the policy.
-  const FutureOracle* future = nullptr;
 };
 
 class EvictionPolicy {
@@ -95,11 +72,13 @@ class EvictionPolicy {
   }
 };
 
-// Names accepted by make_eviction_policy, in a stable order.
+// The policies a fast tier runs for its unprotected objects (the `eviction` setting), in a
+// stable order. The study's offline and predictive policies (Belady MIN, ewma, adaptive,
+// predicted-reuse) are in study/policies and never in libtempo.so.
 std::vector<std::string> eviction_policy_names();
-// Returns nullptr for an unknown name, and for "min" without options.future.
-std::unique_ptr<EvictionPolicy> make_eviction_policy(std::string_view name);
+// nullptr for a name not in eviction_policy_names(). `capacity_entries`: entries the owner
+// holds when full (0: learnt as the high-water mark of size()); sizes ARC's ghost lists.
 std::unique_ptr<EvictionPolicy> make_eviction_policy(std::string_view name,
-                                                     const PolicyOptions& options);
+                                                     size_t capacity_entries = 0);
 
 }  // namespace tempo

@@ -49,6 +49,17 @@ TEST(Settings, SetValidatesAndNamesTheKey) {
             "invalid value '999us' for 'tick': accepted a duration of at least 1ms such as "
             "50ms, 2s");
   EXPECT_EQ(s.set("tick", "1ms", &err), 0);
+  // An unknown eviction policy was accepted here and refused only when a context was made;
+  // the study's policies (ewma, min, ...) are not the fast tier's.
+  for (const char* bogus : {"bogus", "ewma", "min", ""}) {
+    EXPECT_EQ(s.set("eviction", bogus, &err), -EINVAL) << bogus;
+    EXPECT_EQ(err, "invalid value '" + std::string(bogus) +
+                       "' for 'eviction': accepted one of lru reuse-frequency "
+                       "reuse-frequency-persistent arc");
+  }
+  EXPECT_EQ(s.eviction, "lru");
+  EXPECT_EQ(s.set("eviction", "arc", &err), 0);
+  EXPECT_EQ(s.eviction, "arc");
   EXPECT_EQ(s.set("op_latency", "0", &err), 0);
   EXPECT_EQ(s.set("budget_bytes", "200GiB", &err), 0);
   EXPECT_EQ(s.validate(&err), -EINVAL);

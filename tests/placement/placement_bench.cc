@@ -8,8 +8,8 @@
 #include "placement/compute_cost.h"
 #include "placement/generators.h"
 #include "placement/simulator.h"
-#include "policy/belady.h"
-#include "policy/eviction_policy.h"
+#include "policies/belady.h"
+#include "policies/study_policies.h"
 
 namespace tempo::placement {
 namespace {
@@ -62,7 +62,7 @@ void BM_Policy(benchmark::State& state, const char* name) {
     state.PauseTiming();
     TraceOracle fresh(trace);
     o.future = &fresh;
-    auto p = make_eviction_policy(name, o);
+    auto p = make_study_policy(name, o);
     std::unordered_set<BlockId> resident;
     state.ResumeTiming();
     for (size_t i = 0; i < trace.size(); ++i) {

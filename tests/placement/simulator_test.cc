@@ -114,7 +114,7 @@ TEST(Simulator, MinIsABoundOnHbmMissesOfEveryPolicy) {
     min_misses = r.counters.reads_by_source[1] + r.counters.reads_by_source[2] +
                  r.counters.reads_by_source[3];
   }
-  for (const auto& p : eviction_policy_names()) {
+  for (const auto& p : study_policy_names()) {
     SimConfig c = links({2, 2, 8});
     c.policy = p;
     const auto r = simulate(w, c, cost);

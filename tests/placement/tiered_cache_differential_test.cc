@@ -7,7 +7,7 @@
 
 #include "../policy/reference_policies.h"
 #include "placement/tiered_cache.h"
-#include "policy/belady.h"
+#include "policies/belady.h"
 
 namespace tempo::placement {
 namespace {

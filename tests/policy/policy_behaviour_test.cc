@@ -3,10 +3,10 @@
 
 #include <random>
 
-#include "policy/adaptive.h"
+#include "policies/adaptive.h"
+#include "policies/belady.h"
+#include "policies/study_policies.h"
 #include "policy/arc.h"
-#include "policy/belady.h"
-#include "policy/eviction_policy.h"
 #include "policy_harness.h"
 
 namespace tempo {
@@ -22,7 +22,7 @@ std::vector<BlockId> random_trace(uint64_t seed, size_t n, BlockId universe) {
 
 TEST(Lru, DenseAndHashedIdsMix) {
   // Small ids take the flat index, 64-bit content hashes the hash map; order is one list.
-  auto p = make_eviction_policy("lru");
+  auto p = make_study_policy("lru");
   const std::vector<BlockId> ids = {7, 0x9e3779b97f4a7c15ULL, 1u << 20, 3};
   for (size_t i = 0; i < ids.size(); ++i) p->add(ids[i], 1, static_cast<TimeNs>(i));
   p->record_access(7, 9);
@@ -62,7 +62,7 @@ TEST(Ewma, DecidesDifferentlyFromLru) {
 }
 
 TEST(Ewma, OverdueBlockIsEvictedFirst) {
-  auto p = make_eviction_policy("ewma");
+  auto p = make_study_policy("ewma");
   p->add(1, 1, 0);
   p->record_access(1, 1);  // gap 1: predicted at 2
   p->add(2, 1, 2);         // no gap: predicted never
@@ -72,7 +72,7 @@ TEST(Ewma, OverdueBlockIsEvictedFirst) {
 }
 
 TEST(Ewma, HistoryCarriesTheGap) {
-  auto p = make_eviction_policy("ewma");
+  auto p = make_study_policy("ewma");
   p->add_with_history(1, 1, 10, AccessHistory{3, 9, 4.0});   // predicted 13
   p->add_with_history(2, 1, 10, AccessHistory{3, 10, 8.0});  // predicted 18
   EXPECT_EQ(p->pick_victim(), std::optional<BlockId>(2));
@@ -80,7 +80,7 @@ TEST(Ewma, HistoryCarriesTheGap) {
 
 TEST(ReuseFrequency, HistoryCarriesTheCount) {
   for (const char* name : {"reuse-frequency", "reuse-frequency-persistent"}) {
-    auto p = make_eviction_policy(name);
+    auto p = make_study_policy(name);
     p->add_with_history(1, 1, 0, AccessHistory{5, 0, -1});
     p->add(2, 1, 1);
     p->record_access(2, 2);
@@ -91,7 +91,7 @@ TEST(ReuseFrequency, HistoryCarriesTheCount) {
 
 TEST(ReuseFrequency, OnlyThePersistentVariantRemembersEvictedCounts) {
   for (bool persistent : {false, true}) {
-    auto p = make_eviction_policy(persistent ? "reuse-frequency-persistent" : "reuse-frequency");
+    auto p = make_study_policy(persistent ? "reuse-frequency-persistent" : "reuse-frequency");
     p->add(1, 1, 0);
     for (TimeNs t = 1; t <= 4; ++t) p->record_access(1, t);  // 5 references
     p->evict(1);
@@ -134,7 +134,7 @@ TEST(Arc, RemoveForgetsWhileEvictRemembers) {
 }
 
 TEST(Adaptive, RegretShiftsWeightAwayFromTheExpertThatWasWrong) {
-  auto made = make_eviction_policy("adaptive", PolicyOptions{.capacity_entries = 2});
+  auto made = make_study_policy("adaptive", PolicyOptions{.capacity_entries = 2});
   auto& p = dynamic_cast<AdaptivePolicy&>(*made);
   ASSERT_EQ(p.num_experts(), 3u);
   EXPECT_EQ(p.expert_name(0), "lru");
@@ -165,7 +165,7 @@ TEST(Adaptive, RegretShiftsWeightAwayFromTheExpertThatWasWrong) {
 }
 
 TEST(Adaptive, PeekingDoesNotUseUpADraw) {
-  auto p = make_eviction_policy("adaptive", PolicyOptions{.capacity_entries = 2});
+  auto p = make_study_policy("adaptive", PolicyOptions{.capacity_entries = 2});
   p->add(1, 1, 0);
   p->record_access(1, 1);
   p->add(2, 1, 2);
@@ -176,13 +176,12 @@ TEST(Adaptive, PeekingDoesNotUseUpADraw) {
 }
 
 TEST(Adaptive, RejectsBadExperts) {
-  EXPECT_EQ(make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {}}), nullptr);
-  EXPECT_EQ(
-      make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "adaptive"}}),
-      nullptr);
-  EXPECT_EQ(make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "nope"}}),
+  EXPECT_EQ(make_study_policy("adaptive", PolicyOptions{.adaptive_experts = {}}), nullptr);
+  EXPECT_EQ(make_study_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "adaptive"}}),
             nullptr);
-  EXPECT_NE(make_eviction_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "arc"}}),
+  EXPECT_EQ(make_study_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "nope"}}),
+            nullptr);
+  EXPECT_NE(make_study_policy("adaptive", PolicyOptions{.adaptive_experts = {"lru", "arc"}}),
             nullptr);
 }
 
@@ -190,7 +189,7 @@ TEST(Belady, NeverWorseThanAnyPolicy) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     const auto trace = random_trace(seed, 3000, 100);
     const uint64_t min = test::run_cache("min", 12, trace).misses;
-    for (const auto& name : eviction_policy_names()) {
+    for (const auto& name : study_policy_names()) {
       EXPECT_LE(min, test::run_cache(name, 12, trace).misses) << name;
     }
   }
@@ -211,12 +210,12 @@ TEST(TraceOracle, AnswersNextUseAsOfTheCursor) {
 }
 
 TEST(Registry, RejectsUnknownNamesAndBadOptions) {
-  EXPECT_EQ(make_eviction_policy("mru"), nullptr);
-  EXPECT_EQ(make_eviction_policy("min"), nullptr);  // needs a future
-  EXPECT_EQ(make_eviction_policy("ewma", PolicyOptions{.ewma_alpha = 0}), nullptr);
-  EXPECT_EQ(make_eviction_policy("ewma", PolicyOptions{.ewma_alpha = 1.5}), nullptr);
-  EXPECT_EQ(make_eviction_policy("adaptive", PolicyOptions{.adaptive_learning_rate = 0}), nullptr);
-  EXPECT_NE(make_eviction_policy("lru"), nullptr);
+  EXPECT_EQ(make_study_policy("mru"), nullptr);
+  EXPECT_EQ(make_study_policy("min"), nullptr);  // needs a future
+  EXPECT_EQ(make_study_policy("ewma", PolicyOptions{.ewma_alpha = 0}), nullptr);
+  EXPECT_EQ(make_study_policy("ewma", PolicyOptions{.ewma_alpha = 1.5}), nullptr);
+  EXPECT_EQ(make_study_policy("adaptive", PolicyOptions{.adaptive_learning_rate = 0}), nullptr);
+  EXPECT_NE(make_study_policy("lru"), nullptr);
 }
 
 }  // namespace

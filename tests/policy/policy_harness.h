@@ -8,8 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "policy/belady.h"
-#include "policy/eviction_policy.h"
+#include "policies/belady.h"
+#include "policies/study_policies.h"
 
 namespace tempo::test {
 
@@ -24,7 +24,7 @@ inline CacheRun run_cache(const std::string& policy, size_t capacity,
   PolicyOptions opts;
   opts.capacity_entries = capacity;
   opts.future = &oracle;
-  auto p = make_eviction_policy(policy, opts);
+  auto p = make_study_policy(policy, opts);
   CacheRun r;
   std::unordered_set<BlockId> resident;
   for (size_t i = 0; i < trace.size(); ++i) {

@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "policy/eviction_policy.h"
+#include "policies/study_policies.h"
 #include "policy_harness.h"
 
 namespace tempo {
@@ -51,7 +51,7 @@ struct Min {
 template <typename P>
 class EveryPolicy : public ::testing::Test {
  protected:
-  std::unique_ptr<EvictionPolicy> make() { return make_eviction_policy(P::e.name, opts_); }
+  std::unique_ptr<EvictionPolicy> make() { return make_study_policy(P::e.name, opts_); }
   TraceOracle oracle_{{}};
   PolicyOptions opts_{.capacity_entries = 4, .future = &oracle_};
 };
@@ -64,7 +64,7 @@ TYPED_TEST(EveryPolicy, IsRegisteredUnderItsName) {
   auto p = this->make();
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->name(), TypeParam::e.name);
-  const auto names = eviction_policy_names();
+  const auto names = study_policy_names();
   EXPECT_NE(std::find(names.begin(), names.end(), TypeParam::e.name), names.end());
 }
 

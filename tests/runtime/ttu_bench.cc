@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "model/exec_model.h"
+#include "model/exec_model_costs.h"
 #include "runtime/ttu_estimator.h"
-#include "study/exec_model_costs.h"
 
 namespace tempo {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/exec_model.h"
-#include "study/exec_model_costs.h"
+#include "model/exec_model_costs.h"
 
 namespace tempo {
 namespace {

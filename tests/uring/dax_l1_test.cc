@@ -1,5 +1,5 @@
 // The dax-l1 baseline (study/dax_l1.h) over a real uring device and object store.
-#include "study/dax_l1.h"
+#include "baselines/dax_l1.h"
 
 #include <gtest/gtest.h>
 

@@ -27,7 +27,7 @@
 #include "placement/metrics.h"
 #include "placement/prefetch.h"
 #include "placement/simulator.h"
-#include "policy/eviction_policy.h"
+#include "policies/study_policies.h"
 #include "workload/trace.h"
 
 using namespace tempo;
@@ -203,7 +203,7 @@ int cmd_list() {
   std::cout << "workloads:";
   for (const auto& n : named_workloads()) std::cout << ' ' << n;
   std::cout << "\npolicies:";
-  for (const auto& n : eviction_policy_names()) std::cout << ' ' << n;
+  for (const auto& n : study_policy_names()) std::cout << ' ' << n;
   std::cout << "\nprefetchers:";
   for (const auto& n : prefetcher_names()) std::cout << ' ' << n;
   std::cout << "\nbaselines:";

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "placement/workload.h"
-#include "policy/eviction_policy.h"
+#include "policies/study_policies.h"
 
 namespace tempo::placement {
 

@@ -21,7 +21,7 @@
 
 #include "core/time.h"
 #include "placement/link.h"
-#include "policy/eviction_policy.h"
+#include "policies/study_policies.h"
 
 namespace tempo::placement {
 

@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "policy/eviction_policy.h"
+#include "policies/study_policies.h"
 
 namespace tempo {
 

@@ -1,4 +1,4 @@
-#include "policy/ewma.h"
+#include "policies/ewma.h"
 
 #include <algorithm>
 #include <cmath>

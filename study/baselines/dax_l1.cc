@@ -1,4 +1,4 @@
-#include "study/dax_l1.h"
+#include "baselines/dax_l1.h"
 
 #include <unistd.h>
 

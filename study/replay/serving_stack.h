@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "baselines/dax_l1.h"
 #include "claim_surface.h"
 #include "cluster_pool.h"
 #include "core/object.h"
@@ -21,7 +22,6 @@
 #include "stack/stack.h"
 #include "stack/threaded_driver.h"
 #include "store/object_store.h"
-#include "study/dax_l1.h"
 #include "uring/uring_device.h"
 
 namespace tempo {

@@ -1,4 +1,4 @@
-#include "policy/belady.h"
+#include "policies/belady.h"
 
 namespace tempo {
 

@@ -39,7 +39,7 @@ TieredCache::TieredCache(const TieredCacheConfig& config)
   for (int t = 0; t < kNumTiers; ++t) {
     PolicyOptions o = config_.policy_options;
     o.capacity_entries = cap_[t];
-    policies_[t] = make_eviction_policy(config_.policy, o);
+    policies_[t] = make_study_policy(config_.policy, o);
     if (!policies_[t]) {
       throw std::invalid_argument("tiered cache: cannot make policy '" + config_.policy +
                                   "' (unknown name, invalid options, or min without a future)");

@@ -1,4 +1,4 @@
-#include "policy/adaptive.h"
+#include "policies/adaptive.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "daemon_engines.h"
+#include "model/exec_model_costs.h"
 #include "report.h"
 #include "serving_stack.h"
-#include "study/exec_model_costs.h"
 
 namespace tempo {
 

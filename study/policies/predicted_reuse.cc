@@ -1,4 +1,4 @@
-#include "policy/predicted_reuse.h"
+#include "policies/predicted_reuse.h"
 
 namespace tempo {
 

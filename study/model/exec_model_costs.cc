@@ -1,4 +1,4 @@
-#include "study/exec_model_costs.h"
+#include "model/exec_model_costs.h"
 
 namespace tempo {
 
