@@ -1,15 +1,32 @@
-// For the C ABI's sources beyond tempo_capi.cc: the context behind a tempo_ctx handle.
+// What the C ABI's sources share: the claim surface behind a tempo_ctx handle, and the one
+// exception fence every entry point runs inside (nothing throws across extern "C").
 #pragma once
+
+#include <cerrno>
+#include <new>
 
 #include "tempo/tempo.h"
 
 namespace tempo {
-class Context;
-class DaemonClient;
+class ClaimSurface;
 }  // namespace tempo
 
-// The context of a handle (nullptr for a null handle or a client-mode one). Defined in
-// tempo_capi.cc.
-tempo::Context* tempo_capi_context(tempo_ctx* ctx);
-// The daemon client of a client-mode handle (device = daemon), else nullptr.
-tempo::DaemonClient* tempo_capi_client(tempo_ctx* ctx);
+// The claim surface of a handle (nullptr for a null handle). Defined in tempo_capi.cc.
+tempo::ClaimSurface* tempo_capi_surface(tempo_ctx* ctx);
+
+namespace tempo_capi {
+
+// Runs `f` and returns its result; -ENOMEM when memory ran out, -EIO for anything else
+// thrown (a defect, reported rather than crossing into C).
+template <typename F>
+int guard(F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  } catch (...) {
+    return -EIO;
+  }
+}
+
+}  // namespace tempo_capi

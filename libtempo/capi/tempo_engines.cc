@@ -16,35 +16,25 @@
 #include <vector>
 
 #include "capi/capi_context.h"
-#include "client/daemon_client.h"
-#include "client/tempod_proto.h"
 #include "keys/chain_hash.h"
 #include "runtime/output_length_history.h"
 #include "runtime/step_cost_learner.h"
 #include "runtime/step_cost_spread.h"
 #include "runtime/ttu_estimator.h"
-#include "stack/context.h"
+#include "surface/claim_surface.h"
 #include "tempo/tempo.h"
-#ifndef TEMPO_WITHOUT_URING
-#include "uring/uring_device.h"
-#endif
 
 namespace {
 
-// Runs `f`, turning exceptions into errnos.
-template <typename F>
-int guarded(F&& f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return -ENOMEM;
-  } catch (...) {
-    return -EIO;
-  }
-}
+using tempo_capi::guard;
 
-// A live handle: in-process or client mode.
-bool valid(tempo_ctx* ctx) { return tempo_capi_context(ctx) || tempo_capi_client(ctx); }
+// Runs `f` on the handle's claim surface inside the fence; -EINVAL for no handle.
+template <typename F>
+int with_surface(tempo_ctx* ctx, F&& f) {
+  tempo::ClaimSurface* s = tempo_capi_surface(ctx);
+  if (!s) return -EINVAL;
+  return guard([&] { return f(*s); });
+}
 
 bool all_zero(std::span<const uint64_t> v) {
   for (uint64_t x : v)
@@ -95,7 +85,6 @@ struct tempo_runtime {
   std::unique_ptr<tempo::StepCostLearner> costs;        // guarded by mu
   std::unique_ptr<tempo::OutputLengthHistory> history;  // guarded by mu
   tempo::StepCostSpread step_spread;                    // guarded by mu
-  bool reads_spread = false;  // in process: the policy reads TTU spreads (tempo-risk)
   uint32_t max_active = 0;
   uint32_t generation_limit = 0;
   bool learn = false;
@@ -104,7 +93,8 @@ struct tempo_runtime {
   std::vector<tempo::WaitingRequest> waiting;
   std::vector<tempo::ClaimId> order;
   std::vector<tempo::ClaimTtu> ttus;
-  std::vector<tempo::DaemonClient::BatchOp> batch;  // client mode: the step's revisions
+  std::vector<tempo::ClaimSurface::Revision> revisions;
+  std::vector<int> statuses;
 };
 
 extern "C" {
@@ -133,62 +123,30 @@ TEMPO_EXPORT uint64_t tempo_key_layer_group(uint64_t chain_key, uint32_t group) 
 
 TEMPO_EXPORT int tempo_store_lookup(tempo_ctx* ctx, const uint64_t* keys, size_t count,
                                     size_t* prefix) {
-  tempo::Context* c = tempo_capi_context(ctx);
   if (!prefix || (!keys && count)) return -EINVAL;
-  if (tempo::DaemonClient* d = tempo_capi_client(ctx))
-    return guarded([&] { return d->store_lookup(keys, count, prefix); });
-  if (!c) return -EINVAL;
-  return guarded([&] {
-    *prefix = c->call([&](tempo::Stack& s) {
-      size_t n = 0;
-      while (n < count && s.object_size(keys[n]) >= 0) ++n;
-      return n;
-    });
-    return 0;
+  return with_surface(ctx, [&](tempo::ClaimSurface& s) {
+    return s.store_lookup(std::span<const tempo::ObjectKey>(keys, count), prefix);
   });
 }
 
 TEMPO_EXPORT int tempo_store_delete(tempo_ctx* ctx, uint64_t key) {
-  if (tempo::DaemonClient* d = tempo_capi_client(ctx))
-    return guarded([&] { return d->store_delete(key); });
-  tempo::Context* c = tempo_capi_context(ctx);
-  if (!c) return -EINVAL;
-  return guarded([&] { return c->store_delete(key); });
+  return with_surface(ctx, [&](tempo::ClaimSurface& s) { return s.store_delete(key); });
 }
 
 TEMPO_EXPORT int tempo_ctx_fast_tier(tempo_ctx* ctx, void** base, uint64_t* bytes) {
-  tempo::Context* c = tempo_capi_context(ctx);
   if (!base || !bytes) return -EINVAL;
-  if (tempo::DaemonClient* d = tempo_capi_client(ctx)) return d->fast_tier(base, bytes);
-  if (!c) return -EINVAL;
-#ifdef TEMPO_WITHOUT_URING
-  return -EOPNOTSUPP;
-#else
-  return guarded([&] {
-    return c->call([&](tempo::Stack& s) {
-      const auto* dev = dynamic_cast<const tempo::UringDevice*>(&s.device());
-      if (dev == nullptr) return -EOPNOTSUPP;
-      *base = dev->region().base();
-      *bytes = dev->region().size();
-      return 0;
-    });
-  });
-#endif
+  return with_surface(ctx, [&](tempo::ClaimSurface& s) { return s.fast_tier(base, bytes); });
 }
 
 TEMPO_EXPORT int tempo_claim_label(tempo_ctx* ctx, tempo_claim_id id, const char* request) {
   if (!request || std::strlen(request) > 39) return -EINVAL;
-  if (tempo::DaemonClient* d = tempo_capi_client(ctx))
-    return guarded([&] { return d->label(id, request); });
-  tempo::Context* c = tempo_capi_context(ctx);
-  if (!c) return -EINVAL;
-  return guarded([&] { return c->call([&](tempo::Stack& s) { return s.label(id, request); }); });
+  return with_surface(ctx, [&](tempo::ClaimSurface& s) { return s.label(id, request); });
 }
 
 TEMPO_EXPORT int tempo_writer_new(tempo_ctx* ctx, unsigned threads, tempo_writer** out) {
-  if (!valid(ctx) || !out || threads == 0 || threads > 64) return -EINVAL;
+  if (!tempo_capi_surface(ctx) || !out || threads == 0 || threads > 64) return -EINVAL;
   *out = nullptr;
-  return guarded([&] {
+  return guard([&] {
     auto w = std::make_unique<tempo_writer>();
     w->ctx = tempo_ctx_ref(ctx);
     try {
@@ -205,7 +163,7 @@ TEMPO_EXPORT int tempo_writer_new(tempo_ctx* ctx, unsigned threads, tempo_writer
 TEMPO_EXPORT int tempo_writer_put(tempo_writer* w, uint64_t key, const void* data, size_t bytes,
                                   uint64_t cookie) {
   if (!w || !data || bytes == 0) return -EINVAL;
-  return guarded([&] {
+  return guard([&] {
     std::lock_guard lock(w->mu);
     if (w->closing) return -ESHUTDOWN;
     w->queue.push_back({key, data, bytes, cookie});
@@ -249,7 +207,7 @@ TEMPO_EXPORT void tempo_writer_free(tempo_writer* w) {
 
 TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* config,
                                    tempo_runtime** out) {
-  if (!valid(ctx) || !config || !out) return -EINVAL;
+  if (!tempo_capi_surface(ctx) || !config || !out) return -EINVAL;
   *out = nullptr;
   const tempo_step_costs& c = config->costs;
   if (config->max_active == 0 || config->generation_limit == 0 || !all_zero(config->reserved) ||
@@ -259,7 +217,7 @@ TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* c
                    c.decode_seq_ns, c.decode_context_ns})
     if (!(v >= 0 && std::isfinite(v))) return -EINVAL;
   if (!(c.retrieval_bps > 0 && std::isfinite(c.retrieval_bps))) return -EINVAL;
-  return guarded([&] {
+  return guard([&] {
     auto rt = std::make_unique<tempo_runtime>();
     rt->costs = std::make_unique<tempo::StepCostLearner>(tempo::StepCostCoefficients{
         c.prefill_pass_ns, c.prefill_token_ns, c.prefill_pair_ns, c.decode_pass_ns, c.decode_seq_ns,
@@ -269,12 +227,6 @@ TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* c
     rt->max_active = config->max_active;
     rt->generation_limit = config->generation_limit;
     rt->learn = config->learn != 0;
-    if (tempo::Context* in_process = tempo_capi_context(ctx)) {
-      in_process->call([&](tempo::Stack& s) {
-        rt->reads_spread = tempo::reads_ttu_spread(s.controller().config().policy);
-        return 0;
-      });
-    }
     rt->ctx = tempo_ctx_ref(ctx);
     *out = rt.release();
     return 0;
@@ -295,7 +247,7 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
   const tempo::StepWork work{step->prefill_tokens, step->prefill_context_tokens, step->decode_seqs,
                              step->decode_context_tokens};
   if (step->duration_ns > 0 && work.prefill_tokens == 0 && work.decode_seqs == 0) return -EINVAL;
-  return guarded([&] {
+  return guard([&] {
     std::lock_guard lock(rt->mu);
     rt->running.clear();
     for (size_t i = 0; i < step->running_count; ++i) {
@@ -334,8 +286,8 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
       }
     }
     // The TTU spread (32 more projections) only for a policy that reads it.
-    tempo::DaemonClient* d = tempo_capi_client(rt->ctx);
-    const bool spread = d ? d->reads_spread() : rt->reads_spread;
+    tempo::ClaimSurface& surface = *tempo_capi_surface(rt->ctx);
+    const bool spread = surface.reads_spread();
     if (const int r = spread ? tempo::estimate_ttu_spread(snapshot, *rt->costs, *rt->history,
                                                           rt->step_spread, &rt->ttus)
                              : tempo::estimate_ttu(snapshot, *rt->costs, *rt->history, &rt->ttus);
@@ -343,29 +295,15 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
       return r;
     // A claim that ended since the engine looked keeps its state (-EINVAL from revise is
     // not an error); the order update first proves every claim known.
-    if (d) {
-      if (const int r = d->order(rt->order.data(), rt->order.size()); r != 0) return r;
-      rt->batch.clear();
-      for (const tempo::ClaimTtu& t : rt->ttus) {
-        if (spread)
-          rt->batch.push_back({TEMPOD_OP_REVISE_SPREAD, t.claim, t.ttu, {}, &t.spread});
-        else
-          rt->batch.push_back({TEMPOD_OP_REVISE, t.claim, t.ttu, {}});
-      }
-      std::vector<tempo::DaemonClient::BatchResult> results;
-      if (const int r = d->batch(rt->batch, &results); r != 0) return r;
-      for (const auto& res : results)
-        if (res.status != 0 && res.status != -EINVAL) return res.status;
-      return 0;
-    }
-    return tempo_capi_context(rt->ctx)->call([&](tempo::Stack& s) {
-      if (const int r = s.update_order(rt->order); r != 0) return r;
-      for (const tempo::ClaimTtu& t : rt->ttus)
-        if (const int r = s.revise(t.claim, t.ttu, spread ? &t.spread : nullptr);
-            r != 0 && r != -EINVAL)
-          return r;
-      return 0;
-    });
+    const std::span<const tempo::ClaimId> order(rt->order);
+    if (const int r = surface.update_orders({&order, 1}); r != 0) return r;
+    rt->revisions.clear();
+    for (const tempo::ClaimTtu& t : rt->ttus)
+      rt->revisions.push_back({t.claim, t.ttu, spread ? &t.spread : nullptr});
+    if (const int r = surface.revise_all(rt->revisions, &rt->statuses); r != 0) return r;
+    for (const int st : rt->statuses)
+      if (st != 0 && st != -EINVAL) return st;
+    return 0;
   });
 }
 

@@ -28,6 +28,24 @@ void to_claim_info(const ClaimView& c, tempo_claim_info* info) {
   info->resident_bytes = c.resident_bytes;
 }
 
+void from_claim_info(ClaimId id, const tempo_claim_info& info, ClaimView* out) {
+  *out = ClaimView{};
+  out->id = id;
+  out->state = static_cast<ClaimState>(info.state);
+  out->error = info.error;
+  out->bytes = info.bytes;
+  out->deferrals = info.deferrals;
+  out->cancel_pending = (info.flags & TEMPO_CLAIM_F_CANCEL_PENDING) != 0;
+  out->never_fits = (info.flags & TEMPO_CLAIM_F_NEVER_FITS) != 0;
+  out->ttu = info.ttu_ns;
+  if (info.ttr_ns != TEMPO_TTR_NONE) out->ttr = info.ttr_ns;
+  if (info.laxity_ns != TEMPO_LAXITY_NONE) out->laxity = info.laxity_ns;
+  out->resident_bytes = info.resident_bytes;
+  out->timing = {info.reported_ns,       info.committed_ns,
+                 info.ready_ns,          info.retrieval_requested_ns,
+                 info.transfer_begin_ns, info.ended_ns};
+}
+
 void to_counters(const StackStats& all, tempo_counters* s) {
   const ControllerStats& c = all.controller;
   const ProviderStats& p = all.provider;

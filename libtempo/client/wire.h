@@ -12,6 +12,9 @@
 namespace tempo {
 
 void to_claim_info(const ClaimView& c, tempo_claim_info* info);
+// The view a claim info carries (the daemon's answer to a query): no label, group or
+// object count.
+void from_claim_info(ClaimId id, const tempo_claim_info& info, ClaimView* out);
 void to_counters(const StackStats& all, tempo_counters* s);
 
 // Sends one message (and `pass_fd` when >= 0). flags: MSG_DONTWAIT or 0. The byte count,

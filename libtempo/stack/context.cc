@@ -7,6 +7,7 @@
 
 #include "device/sim_device.h"
 #include "kmod/kmod_device.h"
+#include "stack/blocking_calls.h"
 #include "stack/threaded_driver.h"
 #include "stack/virtual_driver.h"
 #ifndef TEMPO_WITHOUT_URING
@@ -224,44 +225,10 @@ void Context::unwatch(int fd) {
 }
 
 int Context::wait_ready(ClaimId id, TimeNs timeout, RetrievalOutcome* outcome) {
-  if (timeout < 0) return -EINVAL;
-  if (timeout > kMaxTimeNs - driver_->now()) return -EOVERFLOW;
-  int r = -EAGAIN;
-  driver_->wait_until(
-      [&] {
-        r = stack_->readiness(id, outcome);
-        return r != -EAGAIN;
-      },
-      timeout);
-  return r == -EAGAIN ? -ETIMEDOUT : r;
+  return wait_claim_ready(*driver_, *stack_, id, timeout, outcome);
 }
 
-int Context::ordinary_read(ClaimId id) {
-  struct Result {
-    bool done = false;
-    int status = 0;
-  };
-  // Shared with the callback: a read outliving a timed-out caller still has somewhere to land.
-  auto result = std::make_shared<Result>();
-  const int r = call([&](Stack& s) {
-    return s.ordinary_read(id, [result](int status) {
-      result->done = true;
-      result->status = status;
-    });
-  });
-  if (r != 0) return r;
-  // `result` is written on the driver and read there too (inside the wait's check).
-  bool done = false;
-  int status = 0;
-  driver_->wait_until(
-      [&] {
-        done = result->done;
-        status = result->status;
-        return done;
-      },
-      60 * kNsPerSec);
-  return done ? status : -ETIMEDOUT;
-}
+int Context::ordinary_read(ClaimId id) { return read_ordinary(*driver_, *stack_, id); }
 
 int Context::sim_add_objects(std::span<const KvObject> objects) {
   if (sim_ == nullptr) return -EOPNOTSUPP;

@@ -57,6 +57,10 @@ class Context {
 
   std::string_view device_kind() const { return kind_; }
   TimeNs now() { return driver_->now(); }
+  // The driver and the stack it runs, for the in-process claim surface
+  // (surface/stack_surface.h), which calls the stack through the driver only.
+  Driver& driver() { return *driver_; }
+  Stack& stack() { return *stack_; }
   // Runs fn(stack) where the stack runs (its driver) and returns fn's result: every claim
   // operation of stack/stack.h goes through here, with the errors documented there.
   template <typename F>

@@ -8,8 +8,14 @@
 namespace tempo {
 
 std::vector<std::string> study_policy_names() {
-  return {"lru",  "reuse-frequency", "reuse-frequency-persistent", "predicted-reuse",
-          "ewma", "arc",             "adaptive",                   "min"};
+  return {"lru",
+          "reuse-frequency",
+          "reuse-frequency-persistent",
+          "predicted-reuse",
+          "ewma",
+          "arc",
+          "adaptive",
+          "min"};
 }
 
 std::unique_ptr<EvictionPolicy> make_study_policy(std::string_view name, const PolicyOptions& o) {
