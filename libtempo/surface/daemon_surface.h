@@ -41,9 +41,7 @@ class DaemonSurface final : public ClaimSurface {
   int update_orders(std::span<const std::span<const ClaimId>> orders) override;
   int request_retrieval(ClaimId id, RetrievalOutcome* outcome) override;
   int query(ClaimId id, ClaimView* out) override;
-  int label(ClaimId id, const std::string& request) override {
-    return client_->label(id, request);
-  }
+  int label(ClaimId id, const std::string& request) override { return client_->label(id, request); }
   int transfer_begin(ClaimId id) override { return client_->transfer_begin(id); }
   int transfer_end(ClaimId id) override { return client_->transfer_end(id); }
   int cancel(ClaimId id) override { return client_->cancel(id); }

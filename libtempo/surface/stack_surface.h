@@ -19,8 +19,7 @@ class StackSurface final : public ClaimSurface {
   StackSurface(Driver& driver, Stack& stack);
   // The stack `settings` describe, in a context of its own (Context::create), with its
   // control socket when `control_socket` is set. 0, or a negative errno with `error`.
-  static int open(const Settings& settings, std::unique_ptr<ClaimSurface>* out,
-                  std::string* error);
+  static int open(const Settings& settings, std::unique_ptr<ClaimSurface>* out, std::string* error);
   // Stops the control socket before the context it serves.
   ~StackSurface() override;
 

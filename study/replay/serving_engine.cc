@@ -211,7 +211,9 @@ class Engine {
       // Layer-wise, a chunk is held when its first group is (they are stored together).
       prefix.push_back(layered_ ? layer_group_key(o.key, 0) : o.key);
     }
-    const size_t held = st_.claims().held_prefix(prefix);
+    size_t held = 0;
+    if (st_.claims().store_lookup(prefix, &held) != 0)
+      throw std::runtime_error("replay: the store's prefix lookup failed");
     for (const KvObject& o : std::span(l.req->prefix_chunks).first(held)) {
       l.hit.push_back(o);
       l.keys.push_back(o.key);
@@ -297,7 +299,7 @@ class Engine {
     };
     const int r = path == RetrievalPath::kDaxL1
                       ? st_.read_dax_l1(l.keys, std::move(done))
-                      : st_.claims().ordinary_read(l.claim, std::move(done));
+                      : st_.claims().ordinary_read_async(l.claim, std::move(done));
     if (r != 0) throw std::logic_error("replay: demand read refused: " + std::to_string(r));
   }
 
@@ -337,7 +339,7 @@ class Engine {
     l.rec.path = RetrievalPath::kOrdinary;
     l.ordinary[c] = 1;
     Live* lp = &l;
-    const int r = st_.claims().ordinary_read(l.claims[c], [this, lp, c](int st) {
+    const int r = st_.claims().ordinary_read_async(l.claims[c], [this, lp, c](int st) {
       if (st != 0) throw std::logic_error("replay: demand read failed");
       claim_groups_ready(*lp, c);
     });
@@ -397,12 +399,12 @@ class Engine {
     const size_t c = per_group ? g : 0;
     const bool transfers = !l.ordinary[c] && (per_group || g == n - 1);
     if (transfers) {
-      if (st_.claims().begin_transfer(l.claims[c]) != 0)
+      if (st_.claims().transfer_begin(l.claims[c]) != 0)
         throw std::logic_error("replay: transfer of a claim that is not stage-ready");
       copied_bytes_ += st_.copy_out(l.claims[c]);
     }
     st_.driver().schedule_after(group_copy_time(l), [this, &l, g, c, transfers, n] {
-      if (transfers) st_.claims().end_transfer(l.claims[c]);
+      if (transfers) st_.claims().transfer_end(l.claims[c]);
       if (g == n - 1) {
         l.rec.retrieval_end = now();
         l.retrieved = true;
@@ -439,7 +441,7 @@ class Engine {
       TimeNs dur = 0;
       if (l.rec.kv_bytes > 0) {
         if (l.rec.path == RetrievalPath::kStaged) {
-          if (st_.claims().begin_transfer(l.claim) != 0)
+          if (st_.claims().transfer_begin(l.claim) != 0)
             throw std::logic_error("replay: transfer of a claim that is not stage-ready");
           copied_bytes_ += st_.copy_out(l.claim);
         }
@@ -450,7 +452,7 @@ class Engine {
         l.rec.retrieval_end = now();
         l.retrieved = true;
         if (l.rec.kv_bytes > 0 && l.rec.path == RetrievalPath::kStaged) {
-          st_.claims().end_transfer(l.claim);
+          st_.claims().transfer_end(l.claim);
           record_claim(l);
         }
         const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
@@ -602,7 +604,7 @@ class Engine {
         st_.claims().revise(l.claims.empty() ? l.claim : l.claims[c], ttu + later, &s);
       }
     } else if (!layered_) {
-      if (st_.claims().report(l.hit, ttu, &l.claim, &spread) != 0)
+      if (st_.claims().report(l.hit, ttu, &spread, &l.claim) != 0)
         throw std::logic_error("replay: claim report refused");
       by_claim_[l.claim] = i;
       order_changed_ = true;
@@ -631,7 +633,7 @@ class Engine {
       const TimeNs later = static_cast<TimeNs>(c) * l.group_prefill;
       const TtuQuantiles s = spread.shifted(-later);
       ClaimId id = 0;
-      if (st_.claims().report(manifests[c], ttu + later, &id, &s) != 0)
+      if (st_.claims().report(manifests[c], ttu + later, &s, &id) != 0)
         throw std::logic_error("replay: claim report refused");
       l.claims.push_back(id);
       by_claim_[id] = i;
@@ -823,7 +825,7 @@ RunResult serve_fleet(const ReplayWorkload& w, std::span<ServingStack* const> st
   // Arrivals are relative to the start of the run; records are reported relative to it.
   TimeNs start = 0;
   driver.call([&] {
-    for (auto& h : hosts) h->stack().claims().set_observer(h.get());
+    for (auto& h : hosts) h->stack().claims().observe(h.get(), driver);
     start = driver.now();
     std::vector<size_t> next(engines, 0);
     for (const uint32_t g : engine_of) fleet[g]->schedule_arrival(next[g]++, start);
@@ -835,7 +837,7 @@ RunResult serve_fleet(const ReplayWorkload& w, std::span<ServingStack* const> st
   r.policy = cfg.policy;
   r.requests.resize(w.requests.size());
   driver.call([&] {
-    for (auto& h : hosts) h->stack().claims().set_observer(nullptr);
+    for (auto& h : hosts) h->stack().claims().observe(nullptr, driver);
     for (auto& e : fleet) {
       e->collect(start, &r.requests);
       r.copied_bytes += e->copied_bytes();
@@ -892,14 +894,14 @@ EngineRun serve_engine(const ReplayWorkload& w, std::span<const size_t> mine, ui
   host.add(&engine);
   Driver& driver = stack.driver();
   driver.call([&] {
-    stack.claims().set_observer(&host);
+    stack.claims().observe(&host, driver);
     for (size_t k = 0; k < mine.size(); ++k) engine.schedule_arrival(k, start);
   });
   stack.run([&] { return engine.done(); });
   EngineRun out;
   std::vector<RequestRecord> all(w.requests.size());
   driver.call([&] {
-    stack.claims().set_observer(nullptr);
+    stack.claims().observe(nullptr, driver);
     engine.collect(start, &all);
     out.copied_bytes = engine.copied_bytes();
   });

@@ -7,7 +7,7 @@
 namespace tempo {
 
 ClaimSurface& ServingStack::claims() {
-  if (!local_claims_) local_claims_ = std::make_unique<StackClaims>(stack());
+  if (!local_claims_) local_claims_ = std::make_unique<StackSurface>(driver(), stack());
   return *local_claims_;
 }
 

@@ -1,8 +1,8 @@
 // The TempoKV stack a replay serves through: a Stack (stack/stack.h) on its driver, plus
 // what only a replay needs around it: putting the workload's objects on the SSD tier,
 // running to the end, copying transferred bytes out, and the dax-l1 baseline that reads
-// the device without the controller. The engine drives libtempo only through the Stack's
-// claim surface (claim_surface.h) and the driver's Scheduler.
+// the device without the controller. The engine drives libtempo only through the claim
+// surface (surface/claim_surface.h) and the driver's Scheduler.
 //   SimServingStack:   the sim device on the virtual driver (deterministic, virtual time);
 //   UringServingStack: the uring device on the threaded driver (wall clock, real bytes);
 //   DaemonServingStack (daemon_engines.h): one engine process's client of a tempod.
@@ -15,13 +15,13 @@
 #include <vector>
 
 #include "baselines/dax_l1.h"
-#include "claim_surface.h"
 #include "cluster_pool.h"
 #include "core/object.h"
 #include "stack/sim_stack.h"
 #include "stack/stack.h"
 #include "stack/threaded_driver.h"
 #include "store/object_store.h"
+#include "surface/stack_surface.h"
 #include "uring/uring_device.h"
 
 namespace tempo {
@@ -52,7 +52,7 @@ class ServingStack {
   virtual void save(const KvObject& /*object*/) {}
 
  private:
-  std::unique_ptr<StackClaims> local_claims_;  // claims() over stack(), made on first use
+  std::unique_ptr<StackSurface> local_claims_;  // claims() over stack(), made on first use
 };
 
 // A sim device and its stack on a virtual driver that several hosts of one run may share,
