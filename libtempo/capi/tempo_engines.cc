@@ -1,12 +1,14 @@
 // The C ABI for engines (ABI 0.3 of include/tempo/tempo.h): the key scheme, the store's
 // lookup, delete and asynchronous put, and the runtime side's per-step call. Like
 // tempo_capi.cc, nothing throws across it.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -16,11 +18,10 @@
 #include <vector>
 
 #include "capi/capi_context.h"
+#include "controller/controller.h"
 #include "keys/chain_hash.h"
-#include "runtime/output_length_history.h"
+#include "runtime/runtime_side.h"
 #include "runtime/step_cost_learner.h"
-#include "runtime/step_cost_spread.h"
-#include "runtime/ttu_estimator.h"
 #include "surface/claim_surface.h"
 #include "tempo/tempo.h"
 
@@ -79,22 +80,48 @@ struct tempo_writer {
   }
 };
 
+namespace {
+
+// A step's waiting queue as the runtime side reads it: each request's claim is its key.
+class StepWaiting final : public tempo::WaitingView {
+ public:
+  explicit StepWaiting(std::span<const tempo_waiting_seq> waiting) : w_(waiting) {}
+  size_t size() const override { return w_.size(); }
+  tempo::WaitingEntry at(size_t q) const override {
+    const tempo_waiting_seq& w = w_[q];
+    tempo::WaitingEntry e;
+    e.key = w.claim;
+    e.hit = w.claim != TEMPO_NO_CLAIM;
+    e.request.uncached_prompt_tokens = w.prompt_tokens - w.cached_tokens;
+    e.request.cached_prompt_tokens = w.cached_tokens;
+    e.request.retrieval_bytes = w.retrieval_bytes;
+    return e;
+  }
+
+ private:
+  std::span<const tempo_waiting_seq> w_;
+};
+
+// The engine publishes its waiting order itself, before the step (it proves every claim
+// known): the runtime side reports no hit of its own here.
+class PublishedOrder final : public tempo::RuntimeListener {
+ public:
+  void on_order(std::vector<tempo::ClaimId>) override {}
+};
+
+}  // namespace
+
 struct tempo_runtime {
   tempo_ctx* ctx = nullptr;
   std::mutex mu;
-  std::unique_ptr<tempo::StepCostLearner> costs;        // guarded by mu
-  std::unique_ptr<tempo::OutputLengthHistory> history;  // guarded by mu
-  tempo::StepCostSpread step_spread;                    // guarded by mu
-  uint32_t max_active = 0;
-  uint32_t generation_limit = 0;
+  std::unique_ptr<tempo::StepCostLearner> costs;  // guarded by mu
+  std::unique_ptr<tempo::RuntimeSide> side;       // guarded by mu
   bool learn = false;
   // Scratch reused by every step; guarded by mu.
   std::vector<tempo::RunningRequest> running;
-  std::vector<tempo::WaitingRequest> waiting;
   std::vector<tempo::ClaimId> order;
-  std::vector<tempo::ClaimTtu> ttus;
-  std::vector<tempo::ClaimSurface::Revision> revisions;
-  std::vector<int> statuses;
+  std::vector<tempo::ClaimId> waiting_claims;  // the last step's, sorted
+  std::vector<tempo::ClaimId> seen;
 };
 
 extern "C" {
@@ -222,10 +249,11 @@ TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* c
     rt->costs = std::make_unique<tempo::StepCostLearner>(tempo::StepCostCoefficients{
         c.prefill_pass_ns, c.prefill_token_ns, c.prefill_pair_ns, c.decode_pass_ns, c.decode_seq_ns,
         c.decode_context_ns, c.retrieval_bps});
-    rt->history = std::make_unique<tempo::OutputLengthHistory>(
-        config->history_window ? config->history_window : 256);
-    rt->max_active = config->max_active;
-    rt->generation_limit = config->generation_limit;
+    // The whole queue every step: the C ABI has no horizon to give yet.
+    rt->side = std::make_unique<tempo::RuntimeSide>(
+        *tempo_capi_surface(ctx), *rt->costs,
+        tempo::RuntimeSideConfig{config->max_active, config->generation_limit, tempo::kNever,
+                                 config->history_window ? config->history_window : 256u});
     rt->learn = config->learn != 0;
     rt->ctx = tempo_ctx_ref(ctx);
     *out = rt.release();
@@ -242,11 +270,14 @@ TEMPO_EXPORT void tempo_runtime_free(tempo_runtime* rt) {
 TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
   if (!rt || !step || (!step->running && step->running_count) ||
       (!step->waiting && step->waiting_count) || step->duration_ns < 0 || step->busy_ns < 0 ||
-      step->busy_ns == tempo::kNever || !all_zero(step->reserved))
+      !all_zero(step->reserved))
     return -EINVAL;
+  // A step in flight for longer than the clock's range: no TTU behind it can be given.
+  if (step->busy_ns > tempo::kMaxTimeNs) return -EOVERFLOW;
   const tempo::StepWork work{step->prefill_tokens, step->prefill_context_tokens, step->decode_seqs,
                              step->decode_context_tokens};
   if (step->duration_ns > 0 && work.prefill_tokens == 0 && work.decode_seqs == 0) return -EINVAL;
+  const std::span<const tempo_waiting_seq> waiting(step->waiting, step->waiting_count);
   return guard([&] {
     std::lock_guard lock(rt->mu);
     rt->running.clear();
@@ -262,55 +293,48 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
       q.output_tokens = r.output_tokens;
       rt->running.push_back(q);
     }
-    rt->waiting.clear();
     rt->order.clear();
-    for (size_t i = 0; i < step->waiting_count; ++i) {
-      const tempo_waiting_seq& w = step->waiting[i];
+    rt->seen.clear();
+    for (const tempo_waiting_seq& w : waiting) {
       if (w.cached_tokens > w.prompt_tokens) return -EINVAL;
-      tempo::WaitingRequest q;
-      q.uncached_prompt_tokens = w.prompt_tokens - w.cached_tokens;
-      q.cached_prompt_tokens = w.cached_tokens;
-      if (w.claim != TEMPO_NO_CLAIM) q.claim = w.claim;
-      q.retrieval_bytes = w.retrieval_bytes;
-      rt->waiting.push_back(q);
       rt->order.push_back(w.claim);
+      if (w.claim != TEMPO_NO_CLAIM) rt->seen.push_back(w.claim);
     }
-    const tempo::SchedulerSnapshot snapshot{rt->running,          rt->waiting,   rt->max_active,
-                                            rt->generation_limit, tempo::kNever, step->busy_ns};
+    // A claim waits at one place in the queue: twice is the engine's mistake (each place
+    // would give it another TTU).
+    std::sort(rt->seen.begin(), rt->seen.end());
+    if (std::adjacent_find(rt->seen.begin(), rt->seen.end()) != rt->seen.end()) return -EINVAL;
     // The step's time against what the costs predicted widens the TTU spread; then learn
     // from it before projecting, so this step's TTUs use it.
     if (step->duration_ns > 0) {
-      rt->step_spread.record(rt->costs->predict(work), step->duration_ns);
+      rt->side->step_spread().record(rt->costs->predict(work), step->duration_ns);
       if (rt->learn) {
         if (const int r = rt->costs->observe(work, step->duration_ns); r != 0) return r;
       }
     }
-    // The TTU spread (32 more projections) only for a policy that reads it.
+    // The order first: it proves every claim known (-ENOENT changes nothing).
     tempo::ClaimSurface& surface = *tempo_capi_surface(rt->ctx);
-    const bool spread = surface.reads_spread();
-    if (const int r = spread ? tempo::estimate_ttu_spread(snapshot, *rt->costs, *rt->history,
-                                                          rt->step_spread, &rt->ttus)
-                             : tempo::estimate_ttu(snapshot, *rt->costs, *rt->history, &rt->ttus);
-        r != 0)
-      return r;
-    // A claim that ended since the engine looked keeps its state (-EINVAL from revise is
-    // not an error); the order update first proves every claim known.
     const std::span<const tempo::ClaimId> order(rt->order);
     if (const int r = surface.update_orders({&order, 1}); r != 0) return r;
-    rt->revisions.clear();
-    for (const tempo::ClaimTtu& t : rt->ttus)
-      rt->revisions.push_back({t.claim, t.ttu, spread ? &t.spread : nullptr});
-    if (const int r = surface.revise_all(rt->revisions, &rt->statuses); r != 0) return r;
-    for (const int st : rt->statuses)
-      if (st != 0 && st != -EINVAL) return st;
-    return 0;
+    // Claims no longer waiting (admitted, cancelled) leave the runtime side.
+    std::vector<tempo::ClaimId> gone;
+    std::set_difference(rt->waiting_claims.begin(), rt->waiting_claims.end(), rt->seen.begin(),
+                        rt->seen.end(), std::back_inserter(gone));
+    for (const tempo::ClaimId id : gone) rt->side->forget(id);
+    for (const tempo::ClaimId id : rt->seen) rt->side->adopt(id, id);
+    rt->waiting_claims.swap(rt->seen);
+    tempo::TimeNs now = 0;
+    if (const int r = surface.now(&now); r != 0) return r;
+    PublishedOrder published;
+    return rt->side->step(now, rt->running, StepWaiting(waiting), step->busy_ns, false, published);
   });
 }
 
 TEMPO_EXPORT int tempo_runtime_finished(tempo_runtime* rt, uint32_t output_tokens) {
-  if (!rt) return -EINVAL;
+  // Every request that finished generated its first token at least.
+  if (!rt || output_tokens == 0) return -EINVAL;
   std::lock_guard lock(rt->mu);
-  rt->history->record(output_tokens);
+  rt->side->history().record(output_tokens);
   return 0;
 }
 

@@ -106,7 +106,8 @@ std::unique_ptr<ClaimSurface> Tempod::connect(const std::string& socket,
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      throw std::runtime_error("tempod did not start (" + exit_text(status) + "):" + log_tail(log_));
+      throw std::runtime_error("tempod did not start (" + exit_text(status) +
+                               "):" + log_tail(log_));
     }
     usleep(10000);
   }

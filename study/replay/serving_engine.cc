@@ -13,7 +13,7 @@
 
 #include "keys/chain_hash.h"
 #include "router.h"
-#include "runtime/ttu_estimator.h"
+#include "runtime/runtime_side.h"
 #include "serving_stack.h"
 
 namespace tempo {
@@ -33,8 +33,6 @@ struct Live {
   Phase phase = Phase::kArriving;
   bool retrieved = false;
   uint32_t generated = 0;
-  TimeNs given = 0;     // the earliest TTU the claim was last given (its spread's lowest) ...
-  TimeNs given_at = 0;  // ... and when
   // Layer-wise: each group's objects; the claims (one, or one per group with kPerGroup,
   // claims[0] == claim) and which of them took the ordinary path; when each group's KV
   // became ready (-1: not yet); the group a stalled prefill waits for (-1: none); one group's
@@ -46,17 +44,6 @@ struct Live {
   int64_t stalled = -1;
   TimeNs group_prefill = 0;
 };
-
-// A claim past the horizon, to revise at `at` (if it was given nothing since given_at).
-struct Due {
-  TimeNs at = 0;
-  size_t index = 0;
-  TimeNs given_at = 0;
-  bool operator>(const Due& o) const { return at > o.at; }
-};
-
-// The head of the waiting queue projected at first (more as the horizon demands).
-constexpr size_t kMinWindow = 64;
 
 // Shifts every time of a record by -start (records are relative to the run's start).
 void rebase(RequestRecord* r, TimeNs start) {
@@ -72,7 +59,7 @@ using OrderSink = std::function<void(std::vector<ClaimId>)>;
 
 // One emulated GPU: its FCFS queue, running batch, TTU estimator and GPU KV memory, serving
 // the requests routed to it through the (possibly shared) stack of its host.
-class Engine {
+class Engine final : private RuntimeListener, private WaitingView {
  public:
   // `mine`: the indices in `w` of the requests routed here, in arrival order.
   // `reusable`: the objects later requests reuse, which a request that computes them saves
@@ -84,13 +71,13 @@ class Engine {
         costs_(costs),
         st_(stack),
         publish_order_(std::move(order)),
-        reusable_(reusable) {
-    dax_ = cfg.policy == "dax-l1";
-    const std::optional<PolicySpec> policy = dax_ ? std::nullopt : parse_policy(cfg.policy);
-    if (!dax_ && !policy)
+        reusable_(reusable),
+        dax_(cfg.policy == "dax-l1"),
+        runtime_(stack.claims(), costs,
+                 RuntimeSideConfig{cfg.max_active, cfg.generation_limit, cfg.ttu_horizon}) {
+    if (!dax_ && !parse_policy(cfg.policy))
       throw std::invalid_argument("unknown policy '" + cfg.policy + "': accepted " +
                                   std::string(policy_names_help()) + ", dax-l1");
-    spread_ = policy && reads_ttu_spread(*policy);
     if (cfg.max_active == 0 || cfg.generation_limit == 0)
       throw std::invalid_argument("max_active and generation_limit must be positive");
     layered_ = cfg.layer_wise != LayerWise::kOff;
@@ -232,6 +219,9 @@ class Engine {
       l.group_ready.assign(g, -1);
       l.group_prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens) / g;
     }
+    if (!l.hit.empty() && !dax_)
+      runtime_.add_hit(i, layered_ ? l.groups : std::vector<Manifest>{l.hit}, hit_claims(),
+                       cfg_.layer_groups, l.group_prefill);
     l.phase = Phase::kWaiting;
     waiting_.push_back(i);
     order_changed_ = true;
@@ -253,6 +243,7 @@ class Engine {
       const size_t i = waiting_.front();
       kv_used_ += kv_tokens(live_[i]);
       waiting_.pop_front();
+      runtime_.forget(i);
       order_changed_ = true;
       running_.push_back(i);
       admit(live_[i]);
@@ -384,8 +375,8 @@ class Engine {
   void run_group(Live& l, uint32_t g) {
     const uint32_t n = cfg_.layer_groups;
     if (g == n) {
-      step_spread_.record(n * l.group_prefill + n * group_copy_time(l),
-                          now() - l.rec.retrieval_start);
+      runtime_.step_spread().record(n * l.group_prefill + n * group_copy_time(l),
+                                    now() - l.rec.retrieval_start);
       return first_token(l);
     }
     if (l.group_ready[g] < 0) {
@@ -457,7 +448,7 @@ class Engine {
         }
         const TimeNs prefill = costs_.prefill_time(l.uncached_tokens, l.rec.cached_tokens);
         st_.driver().schedule_after(prefill, [this, &l, prefill, begun = now()] {
-          step_spread_.record(prefill, now() - begun);
+          runtime_.step_spread().record(prefill, now() - begun);
           first_token(l);
         });
       });
@@ -476,7 +467,7 @@ class Engine {
     decoding_ = batch;
     st_.driver().schedule_after(predicted, [this, batch, predicted, begun = now()] {
       decoding_.clear();
-      step_spread_.record(predicted, now() - begun);
+      runtime_.step_spread().record(predicted, now() - begun);
       for (size_t i : batch) {
         Live& l = live_[i];
         if (++l.generated >= l.req->output_tokens) finish(l);
@@ -494,17 +485,27 @@ class Engine {
     l.phase = Phase::kDone;
     l.rec.timing.finish = now();
     l.rec.timing.output_tokens = l.generated;
-    history_.record(l.generated);
+    runtime_.history().record(l.generated);
     std::erase(running_, static_cast<size_t>(&l - live_.data()));
     kv_used_ -= kv_tokens(l);
     ++finished_;
   }
 
-  // The runtime adapter: a snapshot after the scheduling iteration, projected to TTUs up to
-  // the horizon; new hits are reported, the others revised; then the waiting order, if it
-  // changed. Only the head of the queue is projected: `window_` requests, doubled while every
-  // claim in it lies within the horizon. A claim past the horizon holds a lower bound later
-  // than the horizon and is revised once that bound has decayed to half the horizon.
+  // How a hit becomes claims, by the layer-wise mode.
+  HitClaims hit_claims() const {
+    switch (cfg_.layer_wise) {
+      case LayerWise::kLead:
+        return HitClaims::kLayered;
+      case LayerWise::kPerGroup:
+        return HitClaims::kPerGroup;
+      default:
+        return HitClaims::kOne;
+    }
+  }
+
+  // The runtime side, after every scheduling iteration: the running requests as the GPU's
+  // work in flight leaves them, the waiting queue (this engine's WaitingView); new hits are
+  // reported, the others revised, the order published when it changed.
   void update_estimates() {
     if (dax_) return;
     // An arrival during the GPU's work: the projection starts when that work is predicted
@@ -528,125 +529,37 @@ class Engine {
       if (cfg_.known_outputs) r.output_tokens = l.req->output_tokens;
       running.push_back(r);
     }
-    std::vector<ClaimTtu> ttus;
-    size_t n = std::min(window_, waiting_.size());
-    for (;;) {
-      std::vector<WaitingRequest> waiting;
-      for (size_t q = 0; q < n; ++q) {
-        const Live& l = live_[waiting_[q]];
-        WaitingRequest wr;
-        wr.uncached_prompt_tokens = l.uncached_tokens;
-        wr.cached_prompt_tokens = l.rec.cached_tokens;
-        if (!l.hit.empty()) wr.claim = l.claim;  // kNoClaim until reported
-        wr.retrieval_bytes = l.rec.kv_bytes;
-        wr.ready_in = committed_ready_in(l);
-        if (cfg_.known_outputs) wr.output_tokens = l.req->output_tokens;
-        waiting.push_back(wr);
-      }
-      SchedulerSnapshot snap{running,          waiting, cfg_.max_active, cfg_.generation_limit,
-                             cfg_.ttu_horizon, busy_for};
-      if ((spread_ ? estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus)
-                   : estimate_ttu(snap, costs_, history_, &ttus)) != 0)
-        throw std::logic_error("replay: TTU estimator refused the snapshot");
-      const bool open = ttus.empty() || !ttus.back().beyond;
-      if (!open || n == waiting_.size()) break;
-      n = std::min(2 * n, waiting_.size());
-    }
-    const auto first_beyond =
-        std::find_if(ttus.begin(), ttus.end(), [](const ClaimTtu& t) { return t.beyond; });
-    const size_t reach = first_beyond == ttus.end() ? n : first_beyond->queue_position + 1;
-    window_ = std::max(kMinWindow, 2 * reach);
-    for (const ClaimTtu& t : ttus) give(waiting_[t.queue_position], t.ttu, t.spread, t.beyond);
-    if (n < waiting_.size()) {
-      // Behind a claim past the horizon: past it too, and at least as late.
-      const ClaimTtu& last = ttus.back();
-      const TimeNs bound = std::min(last.ttu, last.spread.at.front());
-      const TtuQuantiles spread = TtuQuantiles::point(bound);
-      for (size_t q = waiting_.size(); q-- > n;) {
-        const Live& l = live_[waiting_[q]];
-        if (l.hit.empty()) continue;
-        if (l.claim) break;  // reported on arrival: the ones before it were too
-        give(waiting_[q], bound, spread, true);
-      }
-      while (!due_.empty() && due_.top().at <= now()) {
-        const Due d = due_.top();
-        due_.pop();
-        const Live& l = live_[d.index];
-        if (l.phase == Phase::kWaiting && l.given_at == d.given_at)
-          give(d.index, bound, spread, true);
-      }
-    }
-    if (!order_changed_) return;
+    if (const int r = runtime_.step(now(), running, *this, busy_for, order_changed_, *this); r != 0)
+      throw std::logic_error("replay: the runtime side refused a step: " + std::to_string(r));
     order_changed_ = false;
-    std::vector<ClaimId> order;
-    order.reserve(waiting_.size());
-    for (size_t i : waiting_) {
-      const Live& l = live_[i];
-      if (l.claims.empty())
-        order.push_back(l.claim ? l.claim : kNoClaim);
-      else
-        order.insert(order.end(), l.claims.begin(), l.claims.end());
-    }
-    publish_order_(std::move(order));
   }
 
-  // Gives request i's claim its TTU: reports a new hit; revises a known one, unless both the
-  // TTU and the last one given lie past the horizon (the last not yet decayed to half of it).
-  void give(size_t i, TimeNs ttu, const TtuQuantiles& spread, bool beyond) {
-    Live& l = live_[i];
-    const TimeNs half = cfg_.ttu_horizon / 2;
-    if (l.claim) {
-      if (beyond && l.given - (now() - l.given_at) >= half) return;
-      // One claim per group: group g's needed g shares of the prefill later.
-      for (size_t c = 0; c < std::max<size_t>(l.claims.size(), 1); ++c) {
-        const TimeNs later = static_cast<TimeNs>(c) * l.group_prefill;
-        const TtuQuantiles s = spread.shifted(-later);
-        st_.claims().revise(l.claims.empty() ? l.claim : l.claims[c], ttu + later, &s);
-      }
-    } else if (!layered_) {
-      if (st_.claims().report(l.hit, ttu, &spread, &l.claim) != 0)
-        throw std::logic_error("replay: claim report refused");
-      by_claim_[l.claim] = i;
-      order_changed_ = true;
-    } else {
-      report_layered(i, ttu, spread);
-    }
-    l.given = std::min(ttu, spread.at.front());
-    l.given_at = now();
-    if (beyond && cfg_.ttu_horizon != kNever)
-      due_.push({l.given_at + l.given - half, i, l.given_at});
+  // WaitingView: the queue, as the runtime side reads it.
+  size_t size() const override { return waiting_.size(); }
+  WaitingEntry at(size_t q) const override {
+    const Live& l = live_[waiting_[q]];
+    WaitingEntry e;
+    e.key = waiting_[q];
+    e.hit = !l.hit.empty();
+    e.request.uncached_prompt_tokens = l.uncached_tokens;
+    e.request.cached_prompt_tokens = l.rec.cached_tokens;
+    e.request.retrieval_bytes = l.rec.kv_bytes;
+    e.request.ready_in = committed_ready_in(l);
+    if (cfg_.known_outputs) e.request.output_tokens = l.req->output_tokens;
+    return e;
   }
 
-  // A layer-wise request's claims: one of every group (group-major: group 0's objects, then
-  // group 1's, ...), made layer-wise for kLead; or one per group for kPerGroup.
-  void report_layered(size_t i, TimeNs ttu, const TtuQuantiles& spread) {
-    Live& l = live_[i];
-    std::vector<Manifest> manifests;
-    if (cfg_.layer_wise == LayerWise::kPerGroup) {
-      manifests = l.groups;
-    } else {
-      manifests.emplace_back();
-      for (const Manifest& g : l.groups)
-        manifests[0].insert(manifests[0].end(), g.begin(), g.end());
-    }
-    for (size_t c = 0; c < manifests.size(); ++c) {
-      const TimeNs later = static_cast<TimeNs>(c) * l.group_prefill;
-      const TtuQuantiles s = spread.shifted(-later);
-      ClaimId id = 0;
-      if (st_.claims().report(manifests[c], ttu + later, &s, &id) != 0)
-        throw std::logic_error("replay: claim report refused");
-      l.claims.push_back(id);
-      by_claim_[id] = i;
-    }
-    l.claim = l.claims[0];
-    if (cfg_.layer_wise == LayerWise::kLead &&
-        st_.claims().set_layers(l.claim, cfg_.layer_groups, l.group_prefill) != 0)
-      throw std::logic_error("replay: set_layers refused");
-    order_changed_ = true;
+  // RuntimeListener: request `key`'s hit became claims; the waiting order changed.
+  void on_reported(uint64_t key, std::span<const ClaimId> claims) override {
+    Live& l = live_[key];
+    l.claim = claims.front();
+    if (layered_) l.claims.assign(claims.begin(), claims.end());
+    for (const ClaimId id : claims) by_claim_[id] = key;
   }
+  void on_order(std::vector<ClaimId> order) override { publish_order_(std::move(order)); }
 
   // How long until a committed, still staging claim is stage-ready (the stack's TTR).
-  TimeNs committed_ready_in(const Live& l) {
+  TimeNs committed_ready_in(const Live& l) const {
     ClaimView v;
     if (!l.claim || st_.claims().query(l.claim, &v) != 0 || v.state != ClaimState::kStaging)
       return 0;
@@ -661,18 +574,14 @@ class Engine {
   size_t finished_ = 0;
   uint64_t copied_bytes_ = 0;
   bool dax_ = false;
-  bool spread_ = false;   // the policy reads TTU spreads (tempo-risk): project them
+  RuntimeSide runtime_;
   bool layered_ = false;  // cfg_.layer_wise != kOff
   std::vector<Live> live_;
   std::deque<size_t> waiting_;
   std::vector<size_t> running_;
   std::unordered_map<ClaimId, size_t> by_claim_;
-  OutputLengthHistory history_;
-  StepCostSpread step_spread_;
-  size_t window_ = kMinWindow;
   uint64_t kv_used_ = 0;  // GPU KV tokens held by the running requests
   bool order_changed_ = false;
-  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   bool gpu_busy_ = false;
   static constexpr size_t kNone = SIZE_MAX;
   // The GPU's work in flight: when it is predicted to end, the request it retrieves and

@@ -246,11 +246,15 @@ TEST(CApiAbi, InputStructsRefuseNonzeroReservedWords) {
     EXPECT_EQ(tempo_runtime_step(rt, &bad), -EINVAL) << i;
   }
   // ABI 0.6 gave the first step word and the running sequence's word a meaning: a
-  // negative (or never-ending) step in flight is refused, any output length is taken.
-  for (int64_t busy : {int64_t{-1}, INT64_MAX}) {
-    tempo_step bad = step;
+  // negative step in flight is refused, any output length is taken. A step in flight past
+  // the clock's range (2^62 ns) is -EOVERFLOW, as a TTU past it is: INT64_MAX was -EINVAL
+  // while INT64_MAX - 1 was -EOVERFLOW.
+  tempo_step bad = step;
+  bad.busy_ns = -1;
+  EXPECT_EQ(tempo_runtime_step(rt, &bad), -EINVAL);
+  for (int64_t busy : {(int64_t{1} << 62) + 1, INT64_MAX - 1, INT64_MAX}) {
     bad.busy_ns = busy;
-    EXPECT_EQ(tempo_runtime_step(rt, &bad), -EINVAL) << busy;
+    EXPECT_EQ(tempo_runtime_step(rt, &bad), -EOVERFLOW) << busy;
   }
   running.output_tokens = 1;
   EXPECT_EQ(tempo_runtime_step(rt, &step), 0);

@@ -267,6 +267,32 @@ TEST(EnginesCApi, KnownOutputLengthAndAStepInFlightShapeTheTtu) {
   EXPECT_NEAR(f.ttu(), double(7'000'000 + decode_ns(1, 1000, 3)), 2.0);
 }
 
+// A TTU past the clock's range (2^62 ns, some 146 years) cannot be given: -EOVERFLOW, as
+// tempo.h says, and the claim keeps the TTU it had.
+TEST(EnginesCApi, ATtuPastTheClocksRangeIsAnOverflow) {
+  Ctx c({{"fast_tier_bytes", "100MB"}, {"budget_bytes", "50MB"}, {"policy", "tempo"}});
+  const tempo_object obj{1, 1000};
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, &obj, 1), 0);
+  tempo_claim_id a = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, &obj, 1, 60'000'000'000, &a), 0);
+  tempo_runtime_config cfg = runtime_config(1, 0);
+  cfg.costs.decode_pass_ns = 1e17;  // 63 decode steps ahead of the claim: 6.3e18 ns
+  tempo_runtime* rt = nullptr;
+  ASSERT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
+  const tempo_running_seq running{1000, 1000, 1, 0, 0};
+  const tempo_waiting_seq waiting{1256, 256, a, 0};
+  tempo_step step{};
+  step.running = &running;
+  step.running_count = 1;
+  step.waiting = &waiting;
+  step.waiting_count = 1;
+  EXPECT_EQ(tempo_runtime_step(rt, &step), -EOVERFLOW);
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_query(c.ctx, a, &info, sizeof info), 0);
+  EXPECT_EQ(info.ttu_ns, 60'000'000'000);
+  tempo_runtime_free(rt);
+}
+
 // An engine that does not cap its batch may say so with max_active = 2^32 - 1: the claim
 // behind a running sequence is admitted now (a free slot). Every step of such an engine
 // failed with -ENOMEM once: the estimator reserved room for max_active sequences.
@@ -327,6 +353,18 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   ASSERT_EQ(tempo_claim_query(c.ctx, b, &ib, sizeof ib), 0);
   EXPECT_EQ(ib.ttu_ns, before);
 
+  // A claim at two places of the queue was taken with the later place's TTU.
+  const tempo_waiting_seq twice[] = {{3256, 256, a, 0}, {4256, 256, b, 0}, {3256, 256, a, 0}};
+  step.waiting = twice;
+  step.waiting_count = 3;
+  step.duration_ns = 0;
+  EXPECT_EQ(tempo_runtime_step(rt, &step), -EINVAL);
+  ASSERT_EQ(tempo_claim_query(c.ctx, b, &ib, sizeof ib), 0);
+  EXPECT_EQ(ib.ttu_ns, before);
+
+  // Every finished request generated its first token: 0 was taken as an output length.
+  EXPECT_EQ(tempo_runtime_finished(rt, 0), -EINVAL);
+  EXPECT_EQ(tempo_runtime_finished(nullptr, 10), -EINVAL);
   EXPECT_EQ(tempo_runtime_finished(rt, 10), 0);
   tempo_step_costs costs{};
   uint64_t learned = 9;

@@ -433,13 +433,16 @@ TEMPO_EXPORT int tempo_runtime_new(struct tempo_ctx* ctx, const struct tempo_run
 TEMPO_EXPORT void tempo_runtime_free(struct tempo_runtime* rt);
 /* The per-step call: learns from the step's duration (when learning), projects the timeline,
  * revises every waiting claim's TTU and updates the waiting order, in one call. -EINVAL an
- * unprojectable snapshot (more running than max_active, output before the prompt is done),
- * -ENOENT a claim the context does not know (nothing changes then). Claims already committed
- * or ended keep their state. Under policy tempo-risk (in process or in the daemon) each
- * revision also carries the claim's TTU spread, from the output lengths given to
- * tempo_runtime_finished and the reported durations against the costs' predictions. */
+ * unprojectable snapshot (more running than max_active, output before the prompt is done,
+ * a negative busy_ns) or a claim at two places of the queue, -ENOENT a claim the context
+ * does not know (nothing changes then for either), -EOVERFLOW a TTU past the clock's range
+ * (2^62 ns: busy_ns beyond it, or costs that put a claim that far out; that claim keeps its
+ * TTU). Claims already committed or ended keep their state. Under policy tempo-risk (in process or
+ * in the daemon) each revision also carries the claim's TTU spread, from the output lengths given
+ * to tempo_runtime_finished and the reported durations against the costs' predictions. */
 TEMPO_EXPORT int tempo_runtime_step(struct tempo_runtime* rt, const struct tempo_step* step);
-/* A request completed with output_tokens generated: conditions later output lengths. */
+/* A request completed with output_tokens generated (at least its first token: -EINVAL for
+ * 0): conditions later output lengths. */
 TEMPO_EXPORT int tempo_runtime_finished(struct tempo_runtime* rt, uint32_t output_tokens);
 /* The step costs in use (the prior until a step is learned) and how many steps were learned. */
 TEMPO_EXPORT int tempo_runtime_get_costs(struct tempo_runtime* rt, struct tempo_step_costs* out,
