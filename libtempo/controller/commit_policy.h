@@ -21,8 +21,9 @@ enum class CommitPolicy : uint8_t {
 
 struct PolicySpec {
   CommitPolicy policy = CommitPolicy::kTempo;
-  uint32_t queue_k = 4;                          // kQueueK only
+  uint32_t queue_k = 0;                          // kQueueK only: K >= 1
   double lateness_gib_s = kDefaultLatenessGibS;  // kTempoRisk only: the knob W
+  friend bool operator==(const PolicySpec&, const PolicySpec&) = default;
 };
 
 // Whether the policy reads a claim's TTU spread (tempo-risk): a runtime projects the spread

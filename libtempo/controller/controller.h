@@ -30,6 +30,7 @@ struct ControllerConfig {
   // at once; then they are erased with everything kept for them (bounded claim memory).
   TimeNs retain_ns = 10 * kNsPerSec;
   uint64_t retain_claims = 1024;
+  friend bool operator==(const ControllerConfig&, const ControllerConfig&) = default;
 };
 
 // A placeholder in update_order() for a waiting request that has no claim.

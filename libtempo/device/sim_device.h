@@ -33,6 +33,7 @@ struct SimDeviceConfig {
   TimeNs op_latency_ns = 100 * kNsPerUs;
   double demand_rate_bps = 2.0 * (1ull << 30);
   std::string eviction = "lru";
+  friend bool operator==(const SimDeviceConfig&, const SimDeviceConfig&) = default;
 };
 
 // What a remote source holds beyond the objects added as kRemote; it may grow while the

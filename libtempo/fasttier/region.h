@@ -12,12 +12,13 @@ namespace tempo {
 
 struct FastTierOptions {
   std::string kind = "dram";      // "dram" or "dax"
-  uint64_t bytes = 0;             // dram: arena size (rounded up to 2 MiB); dax: 0 = whole device
+  uint64_t bytes = 100ull << 30;  // dram: arena size (rounded up to 2 MiB); dax: 0 = whole device
   int numa_node = -1;             // dram: bind to this node; -1 leaves the process policy
   bool huge_pages = true;         // dram: hugetlb pages if reserved, else transparent huge pages
   bool prefault = true;           // touch every page now so staging never takes page faults
   std::string dax_path = "auto";  // dax: a /dev/daxX.Y path, or "auto" for the first one
   bool shareable = false;  // dram: back the arena with a memfd another process can map (tempod)
+  friend bool operator==(const FastTierOptions&, const FastTierOptions&) = default;
 };
 
 enum class PageKind : uint8_t { kBase, kTransparentHuge, kHugetlb, kDax };

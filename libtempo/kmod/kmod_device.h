@@ -50,9 +50,10 @@ struct KmodDeviceOptions {
   // kernel's measured duration, so they line up with the stack's clock on either driver.
   // nullptr: the kernel's CLOCK_MONOTONIC stamps (what MonotonicClock reads).
   const Clock* clock = nullptr;
-  uint32_t staging_slots = 8;   // reported by info() for the provider's TTR projection
-  double staging_rate_bps = 0;  // reported by info(); calibrate on the host
-  double demand_rate_bps = 0;
+  uint32_t staging_slots = 8;  // reported by info() for the provider's TTR projection
+  double staging_rate_bps = 11.0 * (1ull << 30);  // reported by info(); calibrate on the host
+  double demand_rate_bps = 2.0 * (1ull << 30);
+  friend bool operator==(const KmodDeviceOptions&, const KmodDeviceOptions&) = default;
 };
 
 // What GET_INFO says about the device.

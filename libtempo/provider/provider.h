@@ -40,6 +40,7 @@ struct ProviderConfig {
   double static_rate_bps = 11.0 * (1ull << 30);       // TempoKV-Static's fixed rate
   TimeNs rate_window_ns = 2 * kNsPerSec;              // active staging time the rate spans
   uint32_t staging_slots = 0;                         // 0: the device's
+  friend bool operator==(const ProviderConfig&, const ProviderConfig&) = default;
 };
 
 class ProviderListener {

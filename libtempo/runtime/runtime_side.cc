@@ -52,8 +52,8 @@ int RuntimeSide::step(TimeNs now, std::span<const RunningRequest> running,
       waiting_.push_back(e.request);
       keys_.push_back(e.key);
     }
-    const SchedulerSnapshot snap{running,           waiting_,        config_.max_active,
-                                 config_.generation_limit, config_.horizon, busy_for};
+    const SchedulerSnapshot snap{
+        running, waiting_, config_.max_active, config_.generation_limit, config_.horizon, busy_for};
     if (const int r = surface_.reads_spread()
                           ? estimate_ttu_spread(snap, costs_, history_, step_spread_, &ttus_)
                           : estimate_ttu(snap, costs_, history_, &ttus_);
@@ -121,7 +121,8 @@ int RuntimeSide::give(uint64_t key, TimeNs ttu, const TtuQuantiles& spread, bool
   }
   t.given = std::min(ttu, spread.at.front());
   t.given_at = now_;
-  if (beyond && config_.horizon != kNever) due_.push({t.given_at + t.given - half, key, t.given_at});
+  if (beyond && config_.horizon != kNever)
+    due_.push({t.given_at + t.given - half, key, t.given_at});
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "config/from_settings.h"
 #include "device/sim_device.h"
 #include "kmod/kmod_device.h"
 #include "stack/blocking_calls.h"
@@ -20,12 +21,6 @@
 namespace tempo {
 namespace {
 
-StackConfig stack_config(const Settings& s, uint32_t staging_slots) {
-  return StackConfig{ProviderConfig{s.budget_bytes, s.calibration_rate_bps, s.static_rate_bps,
-                                    s.rate_window_ns, staging_slots},
-                     ControllerConfig{s.policy, s.tick_ns}};
-}
-
 #ifdef TEMPO_WITHOUT_URING
 int open_uring(const Settings&, const Clock&, std::shared_ptr<ObjectStore>*,
                std::shared_ptr<ClusterTier>*, std::unique_ptr<Device>*, std::string* error) {
@@ -38,12 +33,7 @@ int open_uring(const Settings&, const Clock&, std::shared_ptr<ObjectStore>*,
 int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStore>* store,
                std::shared_ptr<ClusterTier>* cluster, std::unique_ptr<Device>* device,
                std::string* error) {
-  ObjectStoreOptions so;
-  so.dir = s.uring.store_path;
-  so.data_path = s.uring.data_path;
-  so.capacity_bytes = s.uring.store_capacity;
-  so.sync = s.uring.store_sync;
-  so.direct_io = s.uring.direct_io;
+  const ObjectStoreOptions so = object_store_options(s);
   RecoveryReport report;
   std::unique_ptr<ObjectStore> opened;
   if (const int r = ObjectStore::open(so, &opened, &report); r != 0) {
@@ -57,26 +47,9 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
   std::unique_ptr<ClusterTier> tier;
   if (const int r = make_cluster_tier(s.cluster, &tier, error); r != 0) return r;
   *cluster = std::move(tier);
-  UringDeviceOptions d;
+  UringDeviceOptions d = uring_device_options(s);
   d.cluster = cluster->get();
-  d.keep_local = s.cluster.keep_local;
-  d.fast_tier.kind = s.uring.fast_tier;
-  // A DAX fast tier is the whole device unless fast_tier_bytes was given.
-  d.fast_tier.bytes =
-      s.uring.fast_tier == "dax" && !s.is_explicit("fast_tier_bytes") ? 0 : s.fast_tier_bytes;
-  d.fast_tier.numa_node = s.uring.numa_node;
-  d.fast_tier.huge_pages = s.uring.huge_pages;
-  d.fast_tier.prefault = s.uring.prefault;
-  // Registration would pin (fault in) the arena at once: not when it is to fill lazily.
-  d.register_buffers = s.uring.prefault;
-  d.fast_tier.dax_path = s.uring.dax_path;
   d.fast_tier.shareable = s.uring.share_fast_tier;
-  d.queue_depth = s.uring.queue_depth;
-  d.request_bytes = s.uring.request_bytes;
-  d.verify_checksums = s.uring.verify_checksums;
-  d.eviction = s.eviction;
-  d.staging_rate_bps = s.calibration_rate_bps;
-  d.demand_rate_bps = s.demand_rate_bps;
   *store = std::move(opened);
   std::unique_ptr<UringDevice> dev;
   if (const int r = UringDevice::create(**store, d, clock, &dev, error); r != 0) return r;
@@ -94,12 +67,8 @@ int open_uring(const Settings& s, const Clock& clock, std::shared_ptr<ObjectStor
 // The kmod device over kmod.path. 0, or -errno with `error`.
 int open_kmod(const Settings& s, const Clock& clock, std::unique_ptr<KmodDevice>* device,
               std::string* error) {
-  KmodDeviceOptions o;
-  o.path = s.kmod.path;
+  KmodDeviceOptions o = kmod_device_options(s);
   o.clock = &clock;
-  o.staging_slots = s.staging_slots;
-  o.staging_rate_bps = s.calibration_rate_bps;
-  o.demand_rate_bps = s.demand_rate_bps;
   std::unique_ptr<KmodDevice> dev;
   if (const int r = KmodDevice::open(o, &dev, error); r != 0) return r;
   // The kernel refuses pins past its limit: a budget above it would fail commits.
@@ -138,11 +107,8 @@ int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::strin
     c->driver_ = std::move(t);
   }
   try {
-    uint32_t slots = 0;  // the device's
     if (s.device == "sim") {
-      auto dev = std::make_unique<SimDevice>(
-          *c->driver_, SimDeviceConfig{s.fast_tier_bytes, s.staging_rate_bps, s.staging_slots,
-                                       s.op_latency_ns, s.demand_rate_bps, s.eviction});
+      auto dev = std::make_unique<SimDevice>(*c->driver_, sim_device_config(s));
       c->sim_ = dev.get();
       c->owned_device_ = std::move(dev);
     } else if (s.device == "kmod") {
@@ -155,10 +121,9 @@ int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::strin
                                    &c->owned_device_, error);
           r != 0)
         return r;
-      if (s.is_explicit("staging_slots")) slots = s.staging_slots;
     }
     c->device_ = c->owned_device_.get();
-    if (const int r = c->start(stack_config(s, slots), error); r != 0) return r;
+    if (const int r = c->start(stack_config(s), error); r != 0) return r;
   } catch (const std::invalid_argument& e) {
     *error = e.what();
     return -EINVAL;

@@ -27,6 +27,7 @@ namespace tempo {
 struct StackConfig {
   ProviderConfig provider;
   ControllerConfig controller;
+  friend bool operator==(const StackConfig&, const StackConfig&) = default;
 };
 
 // One claim as a query, a listing or the control socket reports it.

@@ -37,23 +37,9 @@
 #include "store/checksum.h"
 #include "store/object_store.h"
 #include "uring/io_ring.h"
+#include "uring/uring_device_options.h"
 
 namespace tempo {
-
-struct UringDeviceOptions {
-  FastTierOptions fast_tier;
-  uint32_t queue_depth = 16;          // staging + demand requests in flight
-  uint32_t request_bytes = 4u << 20;  // largest read request (a multiple of 4 KiB)
-  // READ_FIXED into the registered fast tier. Registering pins, so faults in, the whole
-  // arena; not tried past RLIMIT_MEMLOCK (unless root).
-  bool register_buffers = true;
-  bool verify_checksums = true;  // check each staged object against the catalog
-  std::string eviction = "lru";
-  double staging_rate_bps = 0;  // reported by info(); calibrate with the bench
-  double demand_rate_bps = 0;
-  ClusterTier* cluster = nullptr;  // outlives the device; null: the local store only
-  bool keep_local = false;         // write what is staged from the pool to the store too
-};
 
 // Counters beyond DeviceStats.
 struct UringDeviceStats {

@@ -93,6 +93,7 @@ TEST(FastTierRegion, BadOptionsAndMissingDaxDevicesAreClearErrors) {
   std::unique_ptr<FastTierRegion> r;
   std::string err;
   FastTierOptions o;
+  o.bytes = 0;
   EXPECT_EQ(FastTierRegion::create(o, &r, &err), -EINVAL);  // no size
   o.kind = "pmem";
   o.bytes = kMiB;
