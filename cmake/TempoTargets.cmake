@@ -4,12 +4,15 @@
 # Entries name a folder (placement) or a path from the top (tests/policy).
 set(TEMPO_SKIP "" CACHE STRING "Component folders to leave out, e.g. placement;tests/policy")
 
-# Add each listed subdirectory that has a CMakeLists.txt (components are optional).
+# Add each listed subdirectory. A listed folder without a CMakeLists.txt is a mistake (a
+# component renamed or removed and still listed): the configure step fails naming it.
 function(tempo_add_subdirectories)
   foreach(dir ${ARGN})
     file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${dir})
-    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt AND NOT dir IN_LIST TEMPO_SKIP
-       AND NOT rel IN_LIST TEMPO_SKIP)
+    if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt)
+      message(FATAL_ERROR "${rel} is listed in ${CMAKE_CURRENT_LIST_FILE} but has no CMakeLists.txt")
+    endif()
+    if(NOT dir IN_LIST TEMPO_SKIP AND NOT rel IN_LIST TEMPO_SKIP)
       add_subdirectory(${dir})
     endif()
   endforeach()

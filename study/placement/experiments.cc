@@ -7,6 +7,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "csv/csv_writer.h"
 #include "placement/generators.h"
 #include "placement/physical_study.h"
 
@@ -64,12 +65,9 @@ TierShape shape_for_ratio(uint64_t working_set_blocks, double ratio) {
 }
 
 void Table::write_csv(std::ostream& out) const {
-  auto line = [&](const std::vector<std::string>& v) {
-    for (size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << v[i];
-    out << '\n';
-  };
-  line(columns);
-  for (const auto& r : rows) line(r);
+  CsvWriter csv(out, CsvWriter::Doubles::kSix);
+  csv.cells(columns).end_row();
+  for (const auto& r : rows) csv.cells(r).end_row();
 }
 
 Table run_policy_grid(const StudyConfig& s, const ComputeCost& cost) {

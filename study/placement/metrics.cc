@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "csv/csv_writer.h"
+
 namespace tempo::placement {
 
 namespace {
@@ -201,30 +203,29 @@ std::vector<std::string> summary_values(const RunSummary& s) {
           u(s.prefetches_overtaken)};
 }
 
-namespace {
-void write_line(const std::vector<std::string>& v, std::ostream& o) {
-  for (size_t i = 0; i < v.size(); ++i) o << (i ? "," : "") << v[i];
-  o << '\n';
+void write_summary_csv_header(std::ostream& o) {
+  CsvWriter(o, CsvWriter::Doubles::kSix).cells(summary_columns()).end_row();
 }
-}  // namespace
-
-void write_summary_csv_header(std::ostream& o) { write_line(summary_columns(), o); }
 
 void write_summary_csv_row(const RunSummary& s, std::ostream& o) {
-  write_line(summary_values(s), o);
+  CsvWriter(o, CsvWriter::Doubles::kSix).cells(summary_values(s)).end_row();
 }
 
 void write_requests_csv(const RunResult& r, std::ostream& o) {
-  o << "request,session,arrival_ms,start_ms,ttft_ms,prefill_compute_ms,ttft_wait_dram_ms,"
-       "ttft_wait_ssd_ms,decode_compute_ms,stall_dram_ms,stall_ssd_ms,stall_recompute_ms,"
-       "output_tokens,recomputed_blocks\n";
+  CsvWriter csv(o, CsvWriter::Doubles::kSix);
+  for (const char* col :
+       {"request", "session", "arrival_ms", "start_ms", "ttft_ms", "prefill_compute_ms",
+        "ttft_wait_dram_ms", "ttft_wait_ssd_ms", "decode_compute_ms", "stall_dram_ms",
+        "stall_ssd_ms", "stall_recompute_ms", "output_tokens", "recomputed_blocks"})
+    csv << col;
+  csv.end_row();
   for (size_t i = 0; i < r.requests.size(); ++i) {
     const auto& m = r.requests[i];
     auto f = [](TimeNs t) { return static_cast<double>(t) / 1e6; };
-    o << i << ',' << m.session << ',' << f(m.arrival) << ',' << f(m.start) << ',' << f(m.ttft)
-      << ',' << f(m.prefill_compute) << ',' << f(m.ttft_wait[1]) << ',' << f(m.ttft_wait[2]) << ','
-      << f(m.decode_compute) << ',' << f(m.decode_stall[1]) << ',' << f(m.decode_stall[2]) << ','
-      << f(m.decode_stall[3]) << ',' << m.output_tokens << ',' << m.recomputed_blocks << '\n';
+    csv << i << m.session << f(m.arrival) << f(m.start) << f(m.ttft) << f(m.prefill_compute)
+        << f(m.ttft_wait[1]) << f(m.ttft_wait[2]) << f(m.decode_compute) << f(m.decode_stall[1])
+        << f(m.decode_stall[2]) << f(m.decode_stall[3]) << m.output_tokens << m.recomputed_blocks;
+    csv.end_row();
   }
 }
 

@@ -4,6 +4,8 @@
 #include <ostream>
 #include <vector>
 
+#include "csv/csv_writer.h"
+
 namespace tempo::placement {
 
 uint64_t access_count(const Request& r) {
@@ -61,10 +63,16 @@ std::vector<uint64_t> accesses_per_session(const Workload& w) {
 }
 
 int write_access_csv(const Workload& w, uint64_t block_bytes, std::ostream& out) {
-  out << "time,block_id,size_bytes\n";
+  CsvWriter csv(out, CsvWriter::Doubles::kSix);
+  csv << "time"
+      << "block_id"
+      << "size_bytes";
+  csv.end_row();
   uint64_t t = 0;
-  for (const Access& a : access_stream(w))
-    out << t++ << ',' << a.block << ',' << block_bytes << '\n';
+  for (const Access& a : access_stream(w)) {
+    csv << t++ << a.block << block_bytes;
+    csv.end_row();
+  }
   return out.good() ? 0 : -EIO;
 }
 

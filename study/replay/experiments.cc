@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "csv/csv_writer.h"
 #include "daemon_engines.h"
 #include "model/exec_model_costs.h"
 #include "report.h"
@@ -200,8 +201,13 @@ int fig1(const ReplaySetup& s, std::string* error) {
   const uint64_t chunk_bytes = 256 * model.kv_bytes_per_token();
   const std::string dir = s.out_dir + "/fig1";
   if (make_dirs(dir) != 0) return -EIO;
-  std::ofstream f(dir + "/fig1.csv");
-  f << "lead_s,first_token_s,protected_gib_s,footprint_gib\n";
+  CsvFile file(dir + "/fig1.csv", CsvWriter::Doubles::kSix);
+  CsvWriter& f = file.csv();
+  f << "lead_s"
+    << "first_token_s"
+    << "protected_gib_s"
+    << "footprint_gib";
+  f.end_row();
   for (double lead : {0.0, 0.25, 0.5, 1.0, 2.0, 4.0}) {
     SimStackConfig c = s.stack;
     c.controller.policy = *parse_policy("immediate");
@@ -222,11 +228,11 @@ int fig1(const ReplaySetup& s, std::string* error) {
     const TimeNs ready = std::max(rt.driver.now(), sec_to_ns(lead));
     const TimeNs first =
         ready + costs.retrieval_time(manifest_bytes(m)) + costs.prefill_time(kQuestion, kTokens);
-    f << lead << "," << ns_to_sec(first - sec_to_ns(lead)) << "," << byte_time / double(kGiB) << ","
-      << double(manifest_bytes(m)) / double(kGiB) << "\n";
+    f << lead << ns_to_sec(first - sec_to_ns(lead)) << byte_time / double(kGiB)
+      << double(manifest_bytes(m)) / double(kGiB);
+    f.end_row();
   }
-  f.close();  // its buffer's last bytes are written (or fail) here
-  return f ? 0 : -EIO;
+  return file.close();
 }
 
 // Figure 2: a rank-one trigger commits at once; stage-ready time versus when the running
@@ -237,8 +243,14 @@ int fig2(const ReplaySetup& s, std::string* error) {
   const uint64_t chunk_bytes = 256 * model.kv_bytes_per_token();
   const std::string dir = s.out_dir + "/fig2";
   if (make_dirs(dir) != 0) return -EIO;
-  std::ofstream f(dir + "/fig2.csv");
-  f << "predecessor_s,footprint_gib,backlog_gib,stage_ready_s,margin_s\n";
+  CsvFile file(dir + "/fig2.csv", CsvWriter::Doubles::kSix);
+  CsvWriter& f = file.csv();
+  f << "predecessor_s"
+    << "footprint_gib"
+    << "backlog_gib"
+    << "stage_ready_s"
+    << "margin_s";
+  f.end_row();
   for (double predecessor : {0.5, 4.0}) {
     for (uint64_t footprint : {8, 12}) {
       for (uint64_t backlog_ops : {0, 4}) {
@@ -270,13 +282,12 @@ int fig2(const ReplaySetup& s, std::string* error) {
         ClaimView v;
         rt.stack.query(target, &v);
         const double x = ns_to_sec(v.timing.ready);
-        f << predecessor << "," << footprint << "," << backlog_ops * 8 << "," << x << ","
-          << predecessor - x << "\n";
+        f << predecessor << footprint << backlog_ops * 8 << x << predecessor - x;
+        f.end_row();
       }
     }
   }
-  f.close();  // its buffer's last bytes are written (or fail) here
-  return f ? 0 : -EIO;
+  return file.close();
 }
 
 int fig4(const ReplaySetup& s, std::string* error) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
-#include <limits>
 #include <map>
+
+#include "csv/csv_writer.h"
 
 namespace tempo {
 
@@ -164,93 +164,112 @@ void print_cluster_table(std::FILE* out, const std::vector<ExperimentRow>& rows)
 }
 
 int write_summary_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
-  std::ofstream f(path);
-  f.precision(std::numeric_limits<double>::max_digits10);  // doubles read back exactly
-  if (!f) return -errno;
+  CsvFile file(path);
+  if (!file.is_open()) return -errno;
+  CsvWriter& f = file.csv();
   const auto base = demand_baselines(rows);
   if (!rows.empty())
-    for (const auto& [name, value] : rows.front().labels) f << name << ",";
-  f << "policy,completed,p95_ttft_s,mean_ttft_s,throughput_tps,c_gib_s_per_req,"
-       "capacity_deferrals,deferred_claims,ordinary_claims,staged_gib,demand_gib,"
-       "p95_ttft_reduction_pct,throughput_gain_pct,staged_bytes,demand_bytes,rejected,"
-       "reusable_bytes,hit_bytes,pool_hit_bytes,pool_read_bytes,pool_written_bytes";
+    for (const auto& [name, value] : rows.front().labels) f << name;
+  for (const char* col : {"policy",
+                          "completed",
+                          "p95_ttft_s",
+                          "mean_ttft_s",
+                          "throughput_tps",
+                          "c_gib_s_per_req",
+                          "capacity_deferrals",
+                          "deferred_claims",
+                          "ordinary_claims",
+                          "staged_gib",
+                          "demand_gib",
+                          "p95_ttft_reduction_pct",
+                          "throughput_gain_pct",
+                          "staged_bytes",
+                          "demand_bytes",
+                          "rejected",
+                          "reusable_bytes",
+                          "hit_bytes",
+                          "pool_hit_bytes",
+                          "pool_read_bytes",
+                          "pool_written_bytes"})
+    f << col;
   for (const char* src : {"local", "remote"})
     for (const char* col :
          {"claims", "committed", "on_time", "late", "lead_mean_s", "lead_median_s"})
-      f << "," << src << "_" << col;
-  f << "\n";
+      f << std::string(src) + "_" + col;
+  f.end_row();
   for (const ExperimentRow& r : rows) {
     const ServingSummary& s = r.result.summary;
-    for (const auto& [name, value] : r.labels) f << value << ",";
+    for (const auto& [name, value] : r.labels) f << value;
     auto it = base.find(label_key(r));
     const double p95_red =
         it != base.end() ? reduction_pct(s.p95_ttft_s, it->second->p95_ttft_s) : 0;
     const double tput =
         it != base.end() ? gain_pct(s.throughput_tps, it->second->throughput_tps) : 0;
-    f << r.result.policy << "," << s.completed << "," << s.p95_ttft_s << "," << s.mean_ttft_s << ","
-      << s.throughput_tps << "," << s.c_gib_s_per_req << "," << r.result.capacity_deferrals << ","
-      << r.result.deferred_claims << "," << r.result.ordinary_claims << ","
-      << double(r.result.staged_bytes) / double(1ull << 30) << ","
-      << double(r.result.demand_bytes) / double(1ull << 30) << "," << p95_red << "," << tput << ","
-      << r.result.staged_bytes << "," << r.result.demand_bytes << "," << r.result.rejected << ","
-      << r.result.reusable_bytes << "," << r.result.hit_bytes << "," << r.result.pool_hit_bytes
-      << "," << r.result.pool_read_bytes << "," << r.result.pool_written_bytes;
+    f << r.result.policy << s.completed << s.p95_ttft_s << s.mean_ttft_s << s.throughput_tps
+      << s.c_gib_s_per_req << r.result.capacity_deferrals << r.result.deferred_claims
+      << r.result.ordinary_claims << double(r.result.staged_bytes) / double(1ull << 30)
+      << double(r.result.demand_bytes) / double(1ull << 30) << p95_red << tput
+      << r.result.staged_bytes << r.result.demand_bytes << r.result.rejected
+      << r.result.reusable_bytes << r.result.hit_bytes << r.result.pool_hit_bytes
+      << r.result.pool_read_bytes << r.result.pool_written_bytes;
     for (const SourceCommits& c : r.result.commits)
-      f << "," << c.claims << "," << c.committed << "," << c.on_time << "," << c.late << ","
-        << c.mean_lead_s << "," << c.median_lead_s;
-    f << "\n";
+      f << c.claims << c.committed << c.on_time << c.late << c.mean_lead_s << c.median_lead_s;
+    f.end_row();
   }
-  f.close();  // its buffer's last bytes are written (or fail) here
-  return f ? 0 : -EIO;
+  return file.close();
 }
 
 int write_requests_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
-  std::ofstream f(path);
-  f.precision(std::numeric_limits<double>::max_digits10);  // doubles read back exactly
-  if (!f) return -errno;
+  CsvFile file(path);
+  if (!file.is_open()) return -errno;
+  CsvWriter& f = file.csv();
   if (!rows.empty())
-    for (const auto& [name, value] : rows.front().labels) f << name << ",";
-  f << "policy,request,arrival_s,ttft_s,finish_s,output_tokens,prompt_tokens,cached_tokens,"
-       "kv_bytes,path,admitted_s,kv_available_s,committed_s,ready_s,deferrals,engine,host,"
-       "reusable_bytes,pool_bytes,retrieval_requested_s\n";
+    for (const auto& [name, value] : rows.front().labels) f << name;
+  for (const char* col :
+       {"policy",        "request",        "arrival_s",      "ttft_s",     "finish_s",
+        "output_tokens", "prompt_tokens",  "cached_tokens",  "kv_bytes",   "path",
+        "admitted_s",    "kv_available_s", "committed_s",    "ready_s",    "deferrals",
+        "engine",        "host",           "reusable_bytes", "pool_bytes", "retrieval_requested_s"})
+    f << col;
+  f.end_row();
   auto secs = [](TimeNs t) { return t < 0 ? std::string() : exact_seconds(t); };
   for (const ExperimentRow& r : rows) {
     for (const RequestRecord& q : r.result.requests) {
-      for (const auto& [name, value] : r.labels) f << value << ",";
-      f << r.result.policy << "," << q.id << "," << secs(q.timing.arrival) << ","
+      for (const auto& [name, value] : r.labels) f << value;
+      f << r.result.policy << q.id << secs(q.timing.arrival)
         << (q.timing.first_token < 0 ? std::string()
                                      : exact_seconds(q.timing.first_token - q.timing.arrival))
-        << "," << secs(q.timing.finish) << "," << q.timing.output_tokens << "," << q.prompt_tokens
-        << "," << q.cached_tokens << "," << q.kv_bytes << "," << path_name(q.path) << ","
-        << secs(q.admitted) << "," << secs(q.kv_available) << "," << secs(q.claim.committed) << ","
-        << secs(q.claim.ready) << "," << q.deferrals << "," << q.engine << "," << q.host << ","
-        << q.reusable_bytes << "," << q.pool_bytes << "," << secs(q.claim.retrieval_requested)
-        << "\n";
+        << secs(q.timing.finish) << q.timing.output_tokens << q.prompt_tokens << q.cached_tokens
+        << q.kv_bytes << path_name(q.path) << secs(q.admitted) << secs(q.kv_available)
+        << secs(q.claim.committed) << secs(q.claim.ready) << q.deferrals << q.engine << q.host
+        << q.reusable_bytes << q.pool_bytes << secs(q.claim.retrieval_requested);
+      f.end_row();
     }
   }
-  f.close();  // its buffer's last bytes are written (or fail) here
-  return f ? 0 : -EIO;
+  return file.close();
 }
 
 int write_engines_csv(const std::string& path, const std::vector<ExperimentRow>& rows) {
   if (std::none_of(rows.begin(), rows.end(),
                    [](const ExperimentRow& r) { return !r.result.engines.empty(); }))
     return 0;
-  std::ofstream f(path);
-  f.precision(std::numeric_limits<double>::max_digits10);
-  if (!f) return -errno;
-  for (const auto& [name, value] : rows.front().labels) f << name << ",";
-  f << "policy,engine,completed,p95_ttft_s,mean_ttft_s,throughput_tps\n";
+  CsvFile file(path);
+  if (!file.is_open()) return -errno;
+  CsvWriter& f = file.csv();
+  for (const auto& [name, value] : rows.front().labels) f << name;
+  for (const char* col :
+       {"policy", "engine", "completed", "p95_ttft_s", "mean_ttft_s", "throughput_tps"})
+    f << col;
+  f.end_row();
   for (const ExperimentRow& r : rows) {
     for (size_t e = 0; e < r.result.engines.size(); ++e) {
       const ServingSummary& s = r.result.engines[e];
-      for (const auto& [name, value] : r.labels) f << value << ",";
-      f << r.result.policy << "," << e << "," << s.completed << "," << s.p95_ttft_s << ","
-        << s.mean_ttft_s << "," << s.throughput_tps << "\n";
+      for (const auto& [name, value] : r.labels) f << value;
+      f << r.result.policy << e << s.completed << s.p95_ttft_s << s.mean_ttft_s << s.throughput_tps;
+      f.end_row();
     }
   }
-  f.close();  // its buffer's last bytes are written (or fail) here
-  return f ? 0 : -EIO;
+  return file.close();
 }
 
 void Progress::step(const std::string& label) {
