@@ -378,9 +378,10 @@ class LayoutCheckFails(unittest.TestCase):
                                     [("a", self.U64), ("status", self.I32),
                                      ("reserved", self.U32)]), [])
 
-    def test_a_reserved_word_split_keeps_size_and_offsets_and_still_fails(self) -> None:
+    def test_a_reserved_word_split_in_two_keeps_the_size_and_still_fails(self) -> None:
         self.assertEqual(
-            self.probe("  uint64_t a;\n  int32_t status;\n  uint16_t flags;\n  uint16_t reserved;\n",
+            self.probe("  uint64_t a;\n  int32_t status;\n  uint16_t flags;\n"
+                       "  uint16_t reserved;\n",
                        [("a", self.U64), ("status", self.I32), ("reserved", self.U32)]),
             ["tempo_probe.flags (uint16 at offset 12) is not in probe.Probe: add it to _fields_",
              "tempo_probe.reserved: offset 14 in C, 12 in probe.Probe",
