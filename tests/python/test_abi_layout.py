@@ -94,6 +94,15 @@ def _ref(value: str) -> int:
     return int(re.search(r"<0x([0-9a-f]+)>", value).group(1), 16)
 
 
+def _declared_only(dies: dict[int, dict], offset: int) -> bool:
+    """Whether a type, past its typedefs and qualifiers, is a struct the headers never define."""
+    die = dies[offset]
+    if "DW_AT_declaration" in die["attrs"]:
+        return True
+    return "DW_AT_type" in die["attrs"] and die["tag"] != "DW_TAG_pointer_type" and \
+        _declared_only(dies, _ref(die["attrs"]["DW_AT_type"]))
+
+
 def _c_kind(dies: dict[int, dict], offset: int | None) -> tuple:
     """The kind of a C type, in the vocabulary _py_kind speaks."""
     if offset is None:
@@ -119,7 +128,10 @@ def _c_kind(dies: dict[int, dict], offset: int | None) -> tuple:
             return _c_kind(dies, target)
         return ("int", _number(attrs["DW_AT_byte_size"]), False)
     if tag == "DW_TAG_pointer_type":
-        return ("pointer", _c_kind(dies, target))
+        pointee = _c_kind(dies, target)
+        if pointee[0] in ("structure", "union") and _declared_only(dies, target):
+            return ("pointer", ("void",))  # an opaque handle (struct tempo_ctx*): c_void_p
+        return ("pointer", pointee)
     if tag == "DW_TAG_subroutine_type":
         return ("function",)
     if tag == "DW_TAG_array_type":
@@ -400,6 +412,12 @@ class LayoutCheckFails(unittest.TestCase):
                           "tempo_probe.y: offset 4 in C, 0 in probe.Probe",
                           "probe.Probe: fields in the order ['y', 'x'], struct tempo_probe has "
                           "['x', 'y']"])
+
+    def test_an_opaque_handle_is_a_void_pointer(self) -> None:
+        self.assertEqual(self.probe("  struct tempo_ctx* ctx;\n  const struct tempo_probe* next;\n",
+                                    [("ctx", ctypes.c_void_p), ("next", ctypes.c_void_p)]),
+                         ["tempo_probe.next: pointer to struct tempo_probe in C, pointer to void "
+                          "in probe.Probe"])
 
     def test_pointers_arrays_and_a_field_python_has_alone(self) -> None:
         self.assertEqual(
