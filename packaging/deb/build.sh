@@ -22,8 +22,9 @@ mkdir -p "$stage"
 git -C "$src" rev-parse --git-dir >/dev/null 2>&1 ||
   fail "$src is not a git checkout: run dpkg-buildpackage in it instead"
 # A file deleted from the working tree but still tracked is left out (--ignore-failed-read).
-git -C "$src" ls-files -z --cached --others --exclude-standard |
-  tar -C "$src" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$stage" -xf -
+{ git -C "$src" ls-files -z --cached --others --exclude-standard |
+  tar -C "$src" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$stage" -xf -; } ||
+  fail "copying the tree to $stage"
 
 # debhelper gives the build its own HOME: name the caller's ccache explicitly.
 if command -v ccache >/dev/null && [ -z "${CCACHE_DIR:-}" ]; then

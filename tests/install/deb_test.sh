@@ -17,7 +17,7 @@ src=$1
 out=$2
 pkgs=(libtempo0 libtempo-dev tempo-dkms tempod tempo-tools python3-tempokv tempokv-doc)
 fail() { echo "deb test: FAIL: $*" >&2; exit 1; }
-say() { echo "deb test: $*"; }
+say() { echo "deb test: [${SECONDS}s] $*"; }
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: installing packages needs root"; exit 77; }
 
 exec 8>/run/lock/tempokv-deb-test.lock
@@ -60,6 +60,7 @@ everything() {
 
 [ -z "$(installed)" ] || { say "purging the packages an earlier run left: $(installed)"; purge; }
 "$src/packaging/deb/build.sh" "$out" | tee "$work/build.out"
+say "built and linted"
 mapfile -t debs < <(grep '\.deb$' "$work/build.out" | grep -v -- '-dbgsym_')
 [ ${#debs[@]} -eq ${#pkgs[@]} ] || fail "built ${#debs[@]} packages, expected ${#pkgs[@]}: ${debs[*]}"
 ours >"$work/ours.before"
@@ -140,15 +141,29 @@ say "tempod: user tempo ($uid), /etc/tempo/tempod.conf valid, the unit verifies 
 # tempo.ko: the postinst had dkms build and install it for every kernel with headers.
 kernels=$(for b in /lib/modules/*/build; do [ -e "$b/Makefile" ] && basename "$(dirname "$b")"; done)
 [ -n "$kernels" ] || fail "no kernel headers under /lib/modules/*/build (scripts/deps.sh deb installs linux-headers-amd64)"
-for k in $kernels; do
-  status=$(dkms status -m tempo -v "$version" -k "$k")
-  [[ $status == *": installed"* ]] || fail "dkms status for $k: '$status'"
-  ko=$(find "/lib/modules/$k/updates/dkms" -name 'tempo.ko*' | head -1)
-  [ -n "$ko" ] || fail "no tempo.ko in /lib/modules/$k/updates/dkms"
-  [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$k" ] || fail "$ko: vermagic $(modinfo -F vermagic "$ko")"
-  [ "$(modinfo -F description "$ko")" = "TempoKV memory-semantic flash device" ] || fail "$ko: description"
-  say "dkms built $ko for $k"
-done
+modules_installed() {
+  local k status ko
+  for k in $kernels; do
+    status=$(dkms status -m tempo -v "$version" -k "$k")
+    [[ $status == *": installed"* ]] || fail "dkms status for $k: '$status'"
+    ko=$(find "/lib/modules/$k/updates/dkms" -name 'tempo.ko*' | head -1)
+    [ -n "$ko" ] || fail "no tempo.ko in /lib/modules/$k/updates/dkms"
+    [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$k" ] || fail "$ko: vermagic $(modinfo -F vermagic "$ko")"
+    [ "$(modinfo -F description "$ko")" = "TempoKV memory-semantic flash device" ] || fail "$ko: description"
+    say "dkms built $ko for $k"
+  done
+}
+modules_installed
+
+# Over itself, which runs the maintainer scripts as an upgrade does: dkms removes and rebuilds
+# the module, the user stays, the configuration stays valid.
+DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall --no-install-recommends \
+  -o DPkg::Lock::Timeout=600 "${debs[@]}" >"$work/reinstall.log" 2>&1 ||
+  { cat "$work/reinstall.log" >&2; fail "reinstalling over itself failed"; }
+[ "$(id -u tempo)" = "$uid" ] || fail "user tempo changed on reinstall: $(id tempo)"
+/usr/sbin/tempod --check-config --config /etc/tempo/tempod.conf >/dev/null || fail "tempod --check-config after reinstall"
+modules_installed
+say "reinstalled over itself"
 
 # Purge: nothing of ours left, nothing of anyone else's gone.
 purge || fail "dpkg --purge failed"
