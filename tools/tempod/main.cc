@@ -1,10 +1,13 @@
 // tempod: one TempoKV stack per device, shared by many engine processes (Documentation/tempod.md).
 //
-//   tempod --config /etc/tempo/tempod.conf [--socket PATH]
+//   tempod --config /etc/tempo/tempod.conf [--socket PATH] [--check-config]
 //
 // Serves the stack the configuration describes (device = uring or kmod) on daemon.socket until
 // SIGTERM or SIGINT; tells systemd it is ready (READY=1 on $NOTIFY_SOCKET) once it serves.
-// Exit codes: 0 stopped by a signal, 2 bad usage or configuration, 1 could not start.
+// --check-config only reads and checks the configuration (a package's or an operator's test
+// before a restart): nothing is opened, allocated or served.
+// Exit codes: 0 stopped by a signal (or a valid configuration), 2 bad usage or configuration,
+// 1 could not start.
 #include <grp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -57,10 +60,12 @@ const tempo::cli::Option kOptions[] = {
     {"config", 'c', "file",
      "the configuration file (device uring or kmod, store, daemon.* keys); required"},
     {"socket", 's', "path", "the socket to serve (overrides daemon.socket)"},
+    {"check-config", 0, nullptr,
+     "check the configuration and exit (0 valid, 2 not); opens no store, device or socket"},
 };
 
 const tempo::cli::Tool kTool{
-    "tempod", "tempod --config=<file> [--socket=<path>]",
+    "tempod", "tempod --config=<file> [--socket=<path>] [--check-config]",
     "Serves one device's TempoKV stack to libtempo.so clients (device = daemon) until\n"
     "SIGTERM or SIGINT. Exit status: 0 stopped by a signal, 2 bad usage or configuration,\n"
     "1 could not start.",
@@ -110,6 +115,12 @@ int main(int argc, char** argv) {
   if (settings.device != "uring" && settings.device != "kmod")
     return usage("tempod serves device = uring or kmod");
   settings.uring.share_fast_tier = true;
+  if (args.has("check-config")) {
+    if (settings.validate(&error) != 0) return usage(error);
+    std::printf("tempod: %s: valid (device %s, socket %s)\n", config.c_str(),
+                settings.device.c_str(), options.socket.c_str());
+    return 0;
+  }
 
   // Signals are taken synchronously below; threads started from here on inherit the mask.
   sigset_t stop;

@@ -1,0 +1,16 @@
+# Debian packages (issue 33; Documentation/install.md): `make deb` builds libtempo0,
+# libtempo-dev, tempo-dkms, tempod, tempo-tools, python3-tempokv and tempokv-doc from this
+# tree with dpkg-buildpackage (debian/) into $(DEB_OUT), and fails on any lintian error.
+# tests/install/deb_test.sh (CTest debian_packages, in `make test`) builds them the same way,
+# installs them on this machine, checks them and purges them. `make deps` installs the
+# group: the package test is part of `make test`.
+DEB_OUT ?= $(BUILD)/deb
+.PHONY: deb deb-deps
+
+deps: deb-deps
+
+deb-deps:
+	@scripts/deps.sh deb
+
+deb: deps
+	@packaging/deb/build.sh $(DEB_OUT)
