@@ -1,0 +1,190 @@
+"""The scheduler-side connector's per-step call to the runtime side (tempokv.runtime,
+`tempo_runtime_step`): after each scheduling step, the running requests and their progress,
+the waiting queue in vLLM's order, and the measured duration and work of the last step; the
+library projects every waiting claim's TTU, revises it and reorders the claims.
+
+vLLM does not hand a connector its queues, so the connector mirrors them from the Request
+objects it is given (their status and progress, which the scheduler keeps current): FCFS
+puts requests back from preemption first, the latest first (vLLM prepends them), then the
+others by arrival; the priority policy orders by (priority, arrival). A step is timed from
+build_connector_meta (its schedule) to update_connector_output (its output).
+
+A request has one claim per rank and layer group, and a waiting entry carries one claim:
+the lead's (rank 0, group 0). The others follow it: for the first `follow_head` waiting
+requests the lead's TTU is read back and given to the others when theirs have drifted from
+it, so every claim of a request near the head commits on time; further back they keep the
+TTU they were given."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from ..binding import ClaimState, Context, TempoError
+from ..runtime import LLAMA_3_1_8B_H100, QWEN_2_5_14B_H100, Runtime, RunningSeq, StepCosts, \
+    StepWork, WaitingSeq
+
+log = logging.getLogger("tempokv.vllm")
+
+STEP_COSTS = {"llama-3.1-8b-h100": LLAMA_3_1_8B_H100, "qwen-2.5-14b-h100": QWEN_2_5_14B_H100}
+
+_WAITING = {"WAITING", "WAITING_FOR_FSM", "WAITING_FOR_REMOTE_KVS", "WAITING_FOR_STREAMING_REQ",
+            "PREEMPTED"}
+_DRIFT_NS = 5_000_000  # a follower is revised when its TTU is further than this from the lead's
+
+
+def step_costs(value: Any) -> StepCosts:
+    """The step-cost prior an option names: a shipped fit, or the seven coefficients."""
+    if isinstance(value, StepCosts):
+        return value
+    if isinstance(value, str):
+        if value not in STEP_COSTS:
+            raise ValueError(f"one of {', '.join(STEP_COSTS)} or a mapping of coefficients, "
+                             f"not {value!r}")
+        return STEP_COSTS[value]
+    if isinstance(value, dict):
+        try:
+            return StepCosts(**{k: float(v) for k, v in value.items()})
+        except TypeError as e:
+            raise ValueError(f"the coefficients of tempokv.runtime.StepCosts: {e}") from None
+    raise ValueError(f"a name or a mapping, not {value!r}")
+
+
+def status_name(request: Any) -> str:
+    status = getattr(request, "status", None)
+    return getattr(status, "name", str(status))
+
+
+@dataclass
+class Tracked:
+    """What the feed reads of a request the connector tracks."""
+
+    request: Any  # vLLM's Request: status, num_computed_tokens, num_output_tokens, ...
+    arrival: int  # the connector's own arrival count (ties of arrival_time)
+    prompt_tokens: int
+    held_tokens: int  # the prefix its claims cover
+    retrieval_bytes: int  # one rank's bytes of its claims (ranks copy in parallel)
+    claims: list[list[int]]  # [rank][group]
+    hinted: bool  # its claims carry an orchestrator's TTU (kv_hints): not revised here
+    preempted_seq: int = 0  # when the feed first saw it preempted (later: further ahead)
+
+
+def _work_of(step: Iterable[tuple[int, int, int]]) -> StepWork:
+    """A step's work from (prompt tokens, computed before the step, scheduled) per request."""
+    prefill = context = seqs = kv = 0
+    for prompt, computed, scheduled in step:
+        if computed < prompt:
+            prefill += scheduled
+            context += computed
+        else:
+            seqs += 1
+            kv += computed + scheduled
+    return StepWork(prefill, context, seqs, kv)
+
+
+class RuntimeFeed:
+    def __init__(self, ctx: Context, costs: StepCosts, max_active: int, generation_limit: int,
+                 learn: bool, follow_head: int, priority_policy: bool) -> None:
+        self.ctx = ctx
+        self.runtime = Runtime(ctx, costs, max_active, generation_limit, learn)
+        self.follow_head = follow_head
+        self.priority_policy = priority_policy
+        self._scheduled: deque[tuple[int, StepWork]] = deque()  # steps not yet output
+        self._last: tuple[int, StepWork] | None = None  # the last step that ran
+        self._preemptions = 0
+        self._given: dict[int, tuple[int, int]] = {}  # follower -> (TTU given, when, ns)
+        self.steps = 0
+        self.errors = 0
+
+    def scheduled(self, step: Iterable[tuple[int, int, int]]) -> None:
+        """A step was scheduled: (prompt tokens, computed, scheduled tokens) per request."""
+        work = _work_of(step)
+        if work.prefill_tokens or work.decode_seqs:
+            self._scheduled.append((time.monotonic_ns(), work))
+
+    def output(self) -> None:
+        """The oldest scheduled step's output arrived: it ran."""
+        if self._scheduled:
+            start, work = self._scheduled.popleft()
+            self._last = (max(1, time.monotonic_ns() - start), work)
+
+    def _order(self, waiting: list[Tracked]) -> list[Tracked]:
+        for t in waiting:
+            if status_name(t.request) == "PREEMPTED" and not t.preempted_seq:
+                self._preemptions += 1
+                t.preempted_seq = self._preemptions
+        if self.priority_policy:
+            return sorted(waiting, key=lambda t: (getattr(t.request, "priority", 0),
+                                                  getattr(t.request, "arrival_time", 0),
+                                                  t.arrival))
+        return sorted(waiting, key=lambda t: (-t.preempted_seq,
+                                              getattr(t.request, "arrival_time", 0), t.arrival))
+
+    def feed(self, tracked: Iterable[Tracked]) -> None:
+        """The per-step call with the requests as they stand after this step's schedule."""
+        running: list[RunningSeq] = []
+        waiting: list[Tracked] = []
+        for t in tracked:
+            state = status_name(t.request)
+            if state == "RUNNING":
+                r = t.request
+                sp = getattr(r, "sampling_params", None)
+                known = int(getattr(sp, "max_tokens", 0) or 0) if getattr(sp, "ignore_eos", False) \
+                    else 0
+                running.append(RunningSeq(t.prompt_tokens,
+                                          min(t.prompt_tokens, int(r.num_computed_tokens)),
+                                          int(getattr(r, "num_output_tokens", 0)),
+                                          output_tokens=known))
+            elif state in _WAITING:
+                if state != "PREEMPTED":
+                    t.preempted_seq = 0
+                waiting.append(t)
+        order = self._order(waiting)
+        entries = [WaitingSeq(t.prompt_tokens, min(t.held_tokens, t.prompt_tokens),
+                              t.claims[0][0] if t.claims and not t.hinted else None,
+                              t.retrieval_bytes if t.claims else 0) for t in order]
+        duration, work = self._last if self._last else (0, None)
+        self._last = None
+        try:
+            self.runtime.step(running, entries, duration, work)
+        except TempoError as e:  # a claim ended and was forgotten meanwhile: next step
+            self.errors += 1
+            log.warning("tempo_runtime_step: %s", e)
+            return
+        self.steps += 1
+        self._follow([t for t in order if t.claims and not t.hinted][:self.follow_head])
+
+    def _follow(self, head: Sequence[Tracked]) -> None:
+        now = time.monotonic_ns()
+        for t in head:
+            try:
+                lead = self.ctx.query(t.claims[0][0])
+            except TempoError:
+                continue
+            if lead.state != ClaimState.PLANNED:
+                continue
+            for rank, claims in enumerate(t.claims):
+                for g, cid in enumerate(claims):
+                    if rank == 0 and g == 0:
+                        continue
+                    given = self._given.get(cid)
+                    if given and abs(given[0] - (now - given[1]) - lead.ttu_ns) <= _DRIFT_NS:
+                        continue
+                    try:
+                        self.ctx.revise(cid, lead.ttu_ns)
+                    except TempoError:
+                        continue  # it ended meanwhile
+                    self._given[cid] = (lead.ttu_ns, now)
+
+    def forget(self, claims: Iterable[int]) -> None:
+        for cid in claims:
+            self._given.pop(cid, None)
+
+    def finished(self, output_tokens: int) -> None:
+        self.runtime.finished(output_tokens)
+
+    def close(self) -> None:
+        self.runtime.close()
