@@ -24,16 +24,18 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..binding import ClaimState, Context, TempoError
-from ..runtime import LLAMA_3_1_8B_H100, QWEN_2_5_14B_H100, Runtime, RunningSeq, StepCosts, \
-    StepWork, WaitingSeq
+from ..runtime import LLAMA_3_1_8B_H100, QWEN_2_5_14B_H100, PackedWaiting, Runtime, \
+    RunningSeq, StepCosts, StepWork
 
 log = logging.getLogger("tempokv.vllm")
 
 STEP_COSTS = {"llama-3.1-8b-h100": LLAMA_3_1_8B_H100, "qwen-2.5-14b-h100": QWEN_2_5_14B_H100}
 
-_WAITING = {"WAITING", "WAITING_FOR_FSM", "WAITING_FOR_REMOTE_KVS", "WAITING_FOR_STREAMING_REQ",
-            "PREEMPTED"}
-_DRIFT_NS = 5_000_000  # a follower is revised when its TTU is further than this from the lead's
+_WAITING = {"WAITING", "WAITING_FOR_FSM", "WAITING_FOR_REMOTE_KVS", "WAITING_FOR_STREAMING_REQ"}
+# A follower is revised when its TTU is further from the lead's than 5 ms and 5% of it: a
+# steady estimate costs no call, and the error left is small beside the TTR it is held to.
+_DRIFT_NS = 5_000_000
+_DRIFT_SHARE = 0.05
 
 
 def step_costs(value: Any) -> StepCosts:
@@ -112,10 +114,6 @@ class RuntimeFeed:
             self._last = (max(1, time.monotonic_ns() - start), work)
 
     def _order(self, waiting: list[Tracked]) -> list[Tracked]:
-        for t in waiting:
-            if status_name(t.request) == "PREEMPTED" and not t.preempted_seq:
-                self._preemptions += 1
-                t.preempted_seq = self._preemptions
         if self.priority_policy:
             return sorted(waiting, key=lambda t: (getattr(t.request, "priority", 0),
                                                   getattr(t.request, "arrival_time", 0),
@@ -138,14 +136,19 @@ class RuntimeFeed:
                                           min(t.prompt_tokens, int(r.num_computed_tokens)),
                                           int(getattr(r, "num_output_tokens", 0)),
                                           output_tokens=known))
+            elif state == "PREEMPTED":
+                if not t.preempted_seq:
+                    self._preemptions += 1
+                    t.preempted_seq = self._preemptions
+                waiting.append(t)
             elif state in _WAITING:
-                if state != "PREEMPTED":
-                    t.preempted_seq = 0
+                t.preempted_seq = 0
                 waiting.append(t)
         order = self._order(waiting)
-        entries = [WaitingSeq(t.prompt_tokens, min(t.held_tokens, t.prompt_tokens),
-                              t.claims[0][0] if t.claims and not t.hinted else None,
-                              t.retrieval_bytes if t.claims else 0) for t in order]
+        entries = PackedWaiting(
+            (t.prompt_tokens, min(t.held_tokens, t.prompt_tokens),
+             t.claims[0][0] if t.claims and not t.hinted else 0,
+             t.retrieval_bytes if t.claims else 0) for t in order)
         duration, work = self._last if self._last else (0, None)
         self._last = None
         try:
@@ -171,7 +174,8 @@ class RuntimeFeed:
                     if rank == 0 and g == 0:
                         continue
                     given = self._given.get(cid)
-                    if given and abs(given[0] - (now - given[1]) - lead.ttu_ns) <= _DRIFT_NS:
+                    if given and abs(given[0] - (now - given[1]) - lead.ttu_ns) <= max(
+                            _DRIFT_NS, _DRIFT_SHARE * abs(lead.ttu_ns)):
                         continue
                     try:
                         self.ctx.revise(cid, lead.ttu_ns)
