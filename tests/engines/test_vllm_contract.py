@@ -100,10 +100,11 @@ def doc(seed: int, n: int) -> list:
     return [(seed * 7919 + i * i * 31 + i * 17) % 30011 for i in range(n)]
 
 
-def object_keys(prompt: list, model: vs.ModelSpec = MODEL, dtype: str = "float16", rank: int = 0,
-                tp: int = 1) -> list:
+def object_keys(prompt: list, model: vs.ModelSpec = MODEL, dtype: str = "float16/b16",
+                rank: int = 0, tp: int = 1) -> list:
     """The keys of a prompt's objects, chunk by chunk, as Documentation/engines.md specifies
-    them: the model, the cache dtype, the rank (0 where MLA replicates) and the TP size."""
+    them: the model, the cache dtype and block size (the dtype alone where MLA's latent
+    cache has no blocks in its order), the rank (0 where MLA replicates) and the TP size."""
     scheme = KeyScheme(model.name, dtype, rank, tp, chunk_tokens=CHUNK, layer_groups=GROUPS)
     return [k for ks in scheme.object_keys(scheme.chain(prompt)) for k in ks]
 
@@ -180,7 +181,7 @@ class InProcess(unittest.TestCase):
         return vs.make_kv_cache_config(MODEL, 1, BLOCK, BLOCKS)
 
     # ------------------------------------------------------------------ round trips ----
-    def round_trip(self, e: Engine, prompt: list, dtype: str = "float16",
+    def round_trip(self, e: Engine, prompt: list, dtype: str = "float16/b16",
                    model: vs.ModelSpec = MODEL) -> None:
         """A cold request computes and saves; a second request with the same prompt loads
         every full chunk but the last token's and computes the rest; both checked block by
@@ -220,11 +221,11 @@ class InProcess(unittest.TestCase):
 
     def test_mla_latent_cache_round_trips(self):
         mla = vs.ModelSpec(use_mla=True, kv_heads=1, head_size=24)
-        self.round_trip(self.engine(model=mla, layout="latent"), doc(5, 100), model=mla)
+        self.round_trip(self.engine(model=mla, layout="latent"), doc(5, 100), "float16", mla)
 
     def test_fp8_cache_round_trips_under_its_own_keys(self):
         e = self.engine(cache_dtype="fp8")
-        self.round_trip(e, doc(6, 100), dtype="fp8")
+        self.round_trip(e, doc(6, 100), dtype="fp8/b16")
         e.close()
         self.engines.remove(e)
         auto = self.engine()
@@ -611,8 +612,8 @@ class TensorParallelThroughTempod(TempodTestCase):
         prompt = doc(22, 100)
         self.serve(vs.Request("cold", prompt))
         store = Store(self.conn.ctx)
-        self.assertEqual(store.lookup(object_keys(prompt, mla, rank=0, tp=2)), 3 * GROUPS)
-        self.assertEqual(store.lookup(object_keys(prompt, mla, rank=1, tp=2)), 0)  # rank 0's
+        self.assertEqual(store.lookup(object_keys(prompt, mla, "float16", 0, 2)), 3 * GROUPS)
+        self.assertEqual(store.lookup(object_keys(prompt, mla, "float16", 1, 2)), 0)  # rank 0's
         out, _ = self.serve(vs.Request("warm", prompt))  # both ranks' blocks checked
         self.assertEqual(out.scheduled_new_reqs[0].num_computed_tokens, 96)
 

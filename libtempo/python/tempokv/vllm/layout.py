@@ -1,14 +1,15 @@
 """The model's paged KV as both roles see it, and each layer's tensor layout.
 
 Both roles build the same ModelLayout from vLLM's configuration: the layers (from
-`kv_cache_config.kv_cache_groups` where vLLM gives it, draft-model layers included; from
-the model's configuration otherwise), each layer's KV cache group (its block table), block
-size and bytes per token on this rank, and the dtype the cache holds. Layers are ordered by
-the layer index in their names and split into the key scheme's layer groups; a chunk's
-object for group g holds, layer after layer, each layer's KV of the chunk's tokens in a
-canonical order that does not depend on the attention backend or the block size:
-`[2, chunk_tokens, heads, head_size]` (K then V) for attention, `[chunk_tokens, width]` for
-MLA's latent cache. So an object saved under one backend loads under another.
+`kv_cache_config.kv_cache_groups` where vLLM gives it, less the draft model's; from the
+model's configuration otherwise), each layer's KV cache group (its block table), block size
+and bytes per token on this rank, and the dtype the cache holds. Layers are ordered by the
+layer index in their names and split into the key scheme's layer groups; a chunk's object
+for group g holds, layer after layer, each layer's blocks of the chunk in one canonical
+order that does not depend on the attention backend: `[blocks, 2, block_size, heads,
+head_size]` (K then V of each block) for attention, `[tokens, width]` for MLA's latent
+cache. So an object saved under one backend loads under another; the block size is part of
+the keys' namespace (the dtype label), since another block size orders the bytes otherwise.
 
 The worker then checks each registered tensor against its layer and finds its layout:
 
@@ -186,6 +187,9 @@ def model_layout(vllm_config: Any, kv_cache_config: Any) -> ModelLayout:
     name = str(getattr(vllm_config.cache_config, "cache_dtype", "auto") or "auto")
     if name == "auto":
         name = "+".join(sorted({dtype_name(layer.dtype) for layer in layout.layers}))
+    if not layout.replicated:  # blocks-major objects: the block size orders their bytes
+        name += "/b" + "+".join(str(b) for b in sorted({layer.block_size
+                                                       for layer in layout.layers}))
     return replace(layout, dtype=name)
 
 

@@ -3,11 +3,15 @@
 the waiting queue in vLLM's order, and the measured duration and work of the last step; the
 library projects every waiting claim's TTU, revises it and reorders the claims.
 
-vLLM does not hand a connector its queues, so the connector mirrors them from the Request
-objects it is given (their status and progress, which the scheduler keeps current): FCFS
-puts requests back from preemption first, the latest first (vLLM prepends them), then the
-others by arrival; the priority policy orders by (priority, arrival). A step is timed from
-build_connector_meta (its schedule) to update_connector_output (its output).
+vLLM does not hand a connector its queues, so the connector mirrors them from its own calls:
+a request waits from the connector's first sight of it (on_new_request) until vLLM admits it
+(update_state_after_alloc, called for every request it schedules from the queue), runs until
+request_finished, and is back in the queue when its status says vLLM preempted it (read of
+the running requests only, each step). FCFS puts requests back from preemption first, the
+latest first (vLLM prepends them), then the others by arrival; the priority policy orders by
+(priority, arrival). Progress is read from the Request objects, which the scheduler keeps
+current. A step is timed from build_connector_meta (its schedule) to update_connector_output
+(its output).
 
 A request has one claim per rank and layer group, and a waiting entry carries one claim:
 the lead's (rank 0, group 0). The others follow it: for the first `follow_head` waiting
@@ -31,7 +35,6 @@ log = logging.getLogger("tempokv.vllm")
 
 STEP_COSTS = {"llama-3.1-8b-h100": LLAMA_3_1_8B_H100, "qwen-2.5-14b-h100": QWEN_2_5_14B_H100}
 
-_WAITING = {"WAITING", "WAITING_FOR_FSM", "WAITING_FOR_REMOTE_KVS", "WAITING_FOR_STREAMING_REQ"}
 # A follower is revised when its TTU is further from the lead's than 5 ms and 5% of it: a
 # steady estimate costs no call, and the error left is small beside the TTR it is held to.
 _DRIFT_NS = 5_000_000
@@ -71,7 +74,6 @@ class Tracked:
     retrieval_bytes: int  # one rank's bytes of its claims (ranks copy in parallel)
     claims: list[list[int]]  # [rank][group]
     hinted: bool  # its claims carry an orchestrator's TTU (kv_hints): not revised here
-    preempted_seq: int = 0  # when the feed first saw it preempted (later: further ahead)
 
 
 def _work_of(step: Iterable[tuple[int, int, int]]) -> StepWork:
@@ -96,7 +98,9 @@ class RuntimeFeed:
         self.priority_policy = priority_policy
         self._scheduled: deque[tuple[int, StepWork]] = deque()  # steps not yet output
         self._last: tuple[int, StepWork] | None = None  # the last step that ran
-        self._preemptions = 0
+        self._waiting: dict[str, Tracked] = {}  # by request id, in arrival order
+        self._preempted: list[Tracked] = []  # back from preemption, the latest first
+        self._running: dict[str, Tracked] = {}
         self._given: dict[int, tuple[int, int]] = {}  # follower -> (TTU given, when, ns)
         self.steps = 0
         self.errors = 0
@@ -113,38 +117,53 @@ class RuntimeFeed:
             start, work = self._scheduled.popleft()
             self._last = (max(1, time.monotonic_ns() - start), work)
 
-    def _order(self, waiting: list[Tracked]) -> list[Tracked]:
-        if self.priority_policy:
-            return sorted(waiting, key=lambda t: (getattr(t.request, "priority", 0),
-                                                  getattr(t.request, "arrival_time", 0),
-                                                  t.arrival))
-        return sorted(waiting, key=lambda t: (-t.preempted_seq,
-                                              getattr(t.request, "arrival_time", 0), t.arrival))
+    def arrived(self, rid: str, t: Tracked) -> None:
+        """A request joined the queue."""
+        self._waiting[rid] = t
 
-    def feed(self, tracked: Iterable[Tracked]) -> None:
+    def admitted(self, rid: str) -> None:
+        """vLLM scheduled the request from the queue."""
+        t = self._waiting.pop(rid, None)
+        if t is None:
+            t = next((p for p in self._preempted if p.request.request_id == rid), None)
+            if t is None:
+                return
+            self._preempted.remove(t)
+        self._running[rid] = t
+
+    def left(self, rid: str) -> None:
+        """The request finished or was aborted."""
+        self._waiting.pop(rid, None)
+        t = self._running.pop(rid, None)
+        self._preempted = [p for p in self._preempted if p.request.request_id != rid]
+        if t is not None:
+            self.forget(c for rank in t.claims for c in rank)
+
+    def _queue(self) -> list[Tracked]:
+        """The waiting queue in vLLM's order, preemptions since the last step included."""
+        for rid, t in list(self._running.items()):
+            if status_name(t.request) == "PREEMPTED":
+                del self._running[rid]
+                self._preempted.insert(0, t)
+        if self.priority_policy:
+            return sorted([*self._preempted, *self._waiting.values()],
+                          key=lambda t: (getattr(t.request, "priority", 0),
+                                         getattr(t.request, "arrival_time", 0), t.arrival))
+        return self._preempted + list(self._waiting.values())
+
+    def feed(self) -> None:
         """The per-step call with the requests as they stand after this step's schedule."""
-        running: list[RunningSeq] = []
-        waiting: list[Tracked] = []
-        for t in tracked:
-            state = status_name(t.request)
-            if state == "RUNNING":
-                r = t.request
-                sp = getattr(r, "sampling_params", None)
-                known = int(getattr(sp, "max_tokens", 0) or 0) if getattr(sp, "ignore_eos", False) \
-                    else 0
-                running.append(RunningSeq(t.prompt_tokens,
-                                          min(t.prompt_tokens, int(r.num_computed_tokens)),
-                                          int(getattr(r, "num_output_tokens", 0)),
-                                          output_tokens=known))
-            elif state == "PREEMPTED":
-                if not t.preempted_seq:
-                    self._preemptions += 1
-                    t.preempted_seq = self._preemptions
-                waiting.append(t)
-            elif state in _WAITING:
-                t.preempted_seq = 0
-                waiting.append(t)
-        order = self._order(waiting)
+        order = self._queue()
+        running = []
+        for t in self._running.values():
+            r = t.request
+            sp = getattr(r, "sampling_params", None)
+            known = int(getattr(sp, "max_tokens", 0) or 0) if getattr(sp, "ignore_eos", False) \
+                else 0
+            running.append(RunningSeq(t.prompt_tokens,
+                                      min(t.prompt_tokens, int(r.num_computed_tokens)),
+                                      int(getattr(r, "num_output_tokens", 0)),
+                                      output_tokens=known))
         entries = PackedWaiting(
             (t.prompt_tokens, min(t.held_tokens, t.prompt_tokens),
              t.claims[0][0] if t.claims and not t.hinted else 0,

@@ -92,6 +92,8 @@ class SchedulerSide:
             r.hint_ttu_ns = hinted_ttu_ns(getattr(request, "kv_hints", None), rid)
             tracked.hinted = r.hint_ttu_ns is not None
             self._requests[rid] = r
+            if self.feed is not None:
+                self.feed.arrived(rid, tracked)
         return r
 
     def _held_chunks(self, r: _Request) -> int:
@@ -175,6 +177,8 @@ class SchedulerSide:
         claims over exactly those chunks ask for retrieval."""
         r = self._request(request)
         r.blocks = block_table(blocks)
+        if self.feed is not None:
+            self.feed.admitted(r.req_id)
         if num_external_tokens <= 0:
             return
         ct = self.chunk_tokens
@@ -239,7 +243,7 @@ class SchedulerSide:
                 r.saved = end
         if self.feed is not None:
             self.feed.scheduled(step)
-            self.feed.feed(r.tracked for r in self._requests.values())
+            self.feed.feed()
         return meta
 
     def update_connector_output(self, connector_output: Any) -> None:
@@ -252,8 +256,10 @@ class SchedulerSide:
         r = self._requests.pop(getattr(request, "request_id", request), None)
         if r is not None:
             self._end_claims(r)
-            if self.feed is not None and status_name(request) in _COMPLETED:
-                self.feed.finished(int(request.num_output_tokens))
+            if self.feed is not None:
+                self.feed.left(r.req_id)
+                if status_name(request) in _COMPLETED:
+                    self.feed.finished(int(request.num_output_tokens))
         return False, None
 
     def tracked(self) -> Iterable[Tracked]:

@@ -26,7 +26,7 @@ from ..integration.copy_stream import CopyStream
 from ..integration.extents import ClaimBytes, claim_extents
 from ..keys import KeyScheme
 from ..store import Writer
-from .layout import LATENT, LayerTensor, ModelLayout, group_offsets, match_tensors
+from .layout import LayerTensor, ModelLayout, group_offsets, match_tensors
 from .metadata import LoadSpec, SaveSpec, TempoConnectorMetadata
 
 log = logging.getLogger("tempokv.vllm")
@@ -36,12 +36,30 @@ NULL_BLOCK = 0  # vLLM's null block (BlockPool's first): a hole in a table, neve
 
 @dataclass
 class _Save:
-    """One save spec's objects of one layer group: a host buffer row per chunk."""
+    """One save spec's objects of one layer group: a host buffer per chunk."""
 
     spec: SaveSpec
     group: int
-    buffer: torch.Tensor  # [chunks, object bytes] uint8
+    rows: list[torch.Tensor]  # [object bytes] uint8 each
     layers_left: int
+
+
+class _HostBuffers:
+    """Object buffers reused once their puts completed: a new one costs page faults on first
+    touch (and, pinned for a GPU, a page-locking allocation) on every save."""
+
+    def __init__(self, pinned: bool) -> None:
+        self.pinned = pinned
+        self._free: dict[int, list[torch.Tensor]] = {}
+
+    def take(self, nbytes: int) -> torch.Tensor:
+        free = self._free.get(nbytes)
+        if free:
+            return free.pop()
+        return torch.empty(nbytes, dtype=torch.uint8, pin_memory=self.pinned)
+
+    def give(self, row: torch.Tensor) -> None:
+        self._free.setdefault(row.numel(), []).append(row)
 
 
 class WorkerSide:
@@ -61,6 +79,8 @@ class WorkerSide:
         self.writer_threads = options["writer_threads"]
         self.copy_stream: CopyStream | None = None
         self._writer: Writer | None = None
+        self._buffers: _HostBuffers | None = None
+        self._putting: dict[int, torch.Tensor] = {}  # put cookie -> its buffer
         self._layers: dict[str, tuple[int, int, LayerTensor]] = {}  # name -> (group, j, layer)
         self._by_group: list[list[LayerTensor]] = [[] for _ in self.groups]
         self._loaded_groups: dict[int, list[Any]] = {}  # this step: group -> events
@@ -88,6 +108,7 @@ class WorkerSide:
             self._layers[name] = (g, j, lt)
             self._by_group[g].append(lt)
         self.copy_stream = CopyStream(devices.pop())
+        self._buffers = _HostBuffers(self.copy_stream.device.type == "cuda")
         self._writer = Writer(self.ctx, self.writer_threads)
         log.info("register_kv_caches: %d layers (%s) in %d layer groups, rank %d",
                  len(matched), matched[0][1].layout, len(self.groups), self.rank)
@@ -102,12 +123,9 @@ class WorkerSide:
         return ids
 
     def _chunk_blocks(self, src: torch.Tensor, lt: LayerTensor) -> torch.Tensor:
-        """A chunk of one layer in canonical token order, viewed as canonical blocks."""
+        """A chunk of one layer, as it lies in an object, viewed as canonical blocks."""
         n = self.chunk_tokens // lt.spec.block_size
-        if lt.spec.kind == LATENT:
-            return src.view(n, lt.spec.block_size, *lt.token_shape)
-        two, heads, size = lt.token_shape
-        return src.view(two, n, lt.spec.block_size, heads, size).transpose(0, 1)
+        return src.view(n, *lt.blocks.shape[1:])
 
     # ----------------------------------------------------------------------- loads ----
     def _failed(self, spec: LoadSpec, why: str) -> None:
@@ -245,10 +263,8 @@ class WorkerSide:
             chunks = len(spec.chunk_keys[self.scheme_index])
             save = self._saves.get((s, g))
             if save is None:
-                pinned = self.copy_stream.device.type == "cuda"
-                buffer = torch.empty((chunks, self.object_bytes[g]), dtype=torch.uint8,
-                                     pin_memory=pinned)
-                save = self._saves[(s, g)] = _Save(spec, g, buffer, len(self._by_group[g]))
+                rows = [self._buffers.take(self.object_bytes[g]) for _ in range(chunks)]
+                save = self._saves[(s, g)] = _Save(spec, g, rows, len(self._by_group[g]))
             try:
                 ids = [b for c in range(chunks)
                        for b in self._block_ids(lt, spec.block_ids, spec.first_chunk + c)]
@@ -259,7 +275,7 @@ class WorkerSide:
                 log.warning("request %s: save skipped: a null block in layer %s", spec.req_id,
                             layer_name)
                 continue
-            self.copy_stream.submit(self._gather(lt, ids, save.buffer, off[j], off[j + 1]))
+            self.copy_stream.submit(self._gather(lt, ids, save.rows, off[j], off[j + 1]))
             self._saving = True
             save.layers_left -= 1
             if save.layers_left == 0:
@@ -267,25 +283,24 @@ class WorkerSide:
                 self.copy_stream.after(self.copy_stream.record(), self._put(save))
         self.copy_stream.poll()
 
-    def _gather(self, lt: LayerTensor, ids: list[int], buffer: torch.Tensor, lo: int,
+    def _gather(self, lt: LayerTensor, ids: list[int], rows: list[torch.Tensor], lo: int,
                 hi: int):  # type: ignore[no-untyped-def]
         """The copy of a layer's blocks (its registered tensor: vLLM's kv_layer is the same)
-        into rows of object buffers, in canonical token order."""
-        chunks = buffer.shape[0]
+        into the chunks' object buffers: on a GPU gathered there and copied to the host
+        buffers; on CPU gathered straight into each, one copy."""
         n = self.chunk_tokens // lt.spec.block_size
         blocks = lt.blocks
 
         def copy() -> None:
-            got = blocks.index_select(0, torch.tensor(ids, device=blocks.device))
-            region = buffer[:, lo:hi].view(lt.blocks.dtype)
-            if lt.spec.kind == LATENT:
-                region.view(chunks, n, lt.spec.block_size, -1).copy_(
-                    got.view(chunks, n, lt.spec.block_size, -1), non_blocking=True)
-            else:
-                two, heads, size = lt.token_shape
-                region.view(chunks, two, n, lt.spec.block_size, heads, size).copy_(
-                    got.view(chunks, n, two, lt.spec.block_size, heads, size).transpose(1, 2),
-                    non_blocking=True)
+            index = torch.tensor(ids, device=blocks.device)
+            regions = [row[lo:hi].view(blocks.dtype).view(n, *blocks.shape[1:]) for row in rows]
+            if blocks.is_cuda:
+                got = blocks.index_select(0, index)
+                for c, region in enumerate(regions):
+                    region.copy_(got[c * n:(c + 1) * n], non_blocking=True)
+                return
+            for c, region in enumerate(regions):
+                torch.index_select(blocks, 0, index[c * n:(c + 1) * n], out=region)
 
         return copy
 
@@ -294,18 +309,31 @@ class WorkerSide:
             if error is not None:
                 self.save_errors += 1
                 log.warning("request %s: save copy failed: %s", save.spec.req_id, error)
+                for row in save.rows:
+                    self._buffers.give(row)
                 return
             for c, chunk_key in enumerate(save.spec.chunk_keys[self.scheme_index]):
                 try:
-                    self._writer.put(self.scheme.object_key(chunk_key, save.group),
-                                     save.buffer[c])
+                    cookie = self._writer.put(self.scheme.object_key(chunk_key, save.group),
+                                              save.rows[c])
+                    self._putting[cookie] = save.rows[c]
                     self.saved_objects += 1
                 except TempoError as e:
                     self.save_errors += 1
+                    self._buffers.give(save.rows[c])
                     log.warning("put of request %s chunk %d: %s", save.spec.req_id,
                                 save.spec.first_chunk + c, e)
 
         return put
+
+    def _collected(self, done: Any) -> None:
+        """A put finished: its buffer may be reused."""
+        row = self._putting.pop(done.cookie, None)
+        if row is not None:
+            self._buffers.give(row)
+        if done.error:
+            self.save_errors += 1
+            log.warning("put of key %#x failed: errno %d", done.key, done.error)
 
     def wait_for_save(self) -> None:
         """The compute stream waits for this step's save copies (vLLM may then reuse the
@@ -327,9 +355,7 @@ class WorkerSide:
             self.copy_stream.poll()
         if self._writer is not None:
             for done in self._writer.completions():
-                if done.error:
-                    self.save_errors += 1
-                    log.warning("put of key %#x failed: errno %d", done.key, done.error)
+                self._collected(done)
 
     def load_errors(self) -> set[int]:
         errors, self._load_errors = self._load_errors, set()
@@ -341,8 +367,7 @@ class WorkerSide:
             self.copy_stream.drain()
         if self._writer is not None:
             for done in self._writer.wait(timeout_ns):
-                if done.error:
-                    self.save_errors += 1
+                self._collected(done)
 
     def close(self) -> None:
         self.flush()
