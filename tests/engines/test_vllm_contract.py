@@ -22,7 +22,7 @@ import torch
 
 import vllm_standin as vs
 from tempod_fixture import TempodTestCase
-from tempokv import ClaimState, Context, TempoError
+from tempokv import ClaimState, Context
 from tempokv.keys import KeyScheme
 from tempokv.store import Store
 
@@ -509,13 +509,16 @@ class AgainstVllmsBaseClass(unittest.TestCase):
 # ------------------------------------------------------------- TP=2 through tempod ----
 
 
-def worker_main(rank: int, sock: str, model: vs.ModelSpec, layout: str, commands, results):
-    """A worker process of a TP=2 engine: its own connector on tempod, its own heads."""
+def worker_main(rank: int, sock: str, model: vs.ModelSpec, layout: str, commands, results,
+                tp: int = 2):
+    """A worker process of an engine on tempod: its own connector and, with TP > 1, heads.
+    Each command is a step, (SchedulerOutput, token ids, positions to check per request);
+    the reply its load errors and the layers whose blocks differ from the model's KV."""
     try:
         extra = extra_config({"device": "daemon", "daemon.socket": sock})
-        config = vs.make_vllm_config(model, extra, tp=2, block_size=BLOCK, module=MODULE,
+        config = vs.make_vllm_config(model, extra, tp=tp, block_size=BLOCK, module=MODULE,
                                      connector=CLASS)
-        kvc = vs.make_kv_cache_config(model, 2, BLOCK, BLOCKS)
+        kvc = vs.make_kv_cache_config(model, tp, BLOCK, BLOCKS)
         runner = vs.ModelRunner(config, kvc, rank, layout)
         results.put(("ready", None))
     except Exception:

@@ -12,7 +12,6 @@ import multiprocessing
 import os
 import sys
 import time
-import traceback
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engines"))
@@ -21,34 +20,13 @@ import vllm_standin as vs  # noqa: E402
 from tempod_fixture import TempodTestCase  # noqa: E402
 from tempokv import ClaimState, Context, TempoError  # noqa: E402
 
-BLOCK, BLOCKS = 16, 96
-EXTRA = {"chunk_tokens": 32, "layer_groups": 2}
+from test_vllm_contract import BLOCK, BLOCKS, extra_config, worker_main  # noqa: E402
 
 
 def config(sock: str):
-    return vs.make_vllm_config(vs.ModelSpec(), dict(EXTRA, tempo={"device": "daemon",
-                                                                  "daemon.socket": sock}),
+    return vs.make_vllm_config(vs.ModelSpec(), extra_config({"device": "daemon",
+                                                             "daemon.socket": sock}),
                                block_size=BLOCK)
-
-
-def worker_main(sock: str, commands, results) -> None:
-    try:
-        runner = vs.ModelRunner(config(sock), vs.make_kv_cache_config(vs.ModelSpec(), 1, BLOCK,
-                                                                      BLOCKS), 0, "kv-first")
-        results.put(("ready", None))
-    except Exception:
-        results.put(("error", traceback.format_exc()))
-        return
-    while (cmd := commands.get()) is not None:
-        out, tokens, check = cmd
-        try:
-            errors = runner.execute(out, tokens)
-            runner.connector.flush()
-            results.put(("ok", (sorted(errors),
-                                {rid: runner.mismatches(rid, n) for rid, n in check.items()})))
-        except Exception:
-            results.put(("error", traceback.format_exc()))
-    runner.connector.shutdown()
 
 
 class ConnectorRolesInTwoProcesses(TempodTestCase):
@@ -58,7 +36,9 @@ class ConnectorRolesInTwoProcesses(TempodTestCase):
         super().setUp()
         mp = multiprocessing.get_context("fork")  # torch is imported already
         self.commands, self.results = mp.Queue(), mp.Queue()
-        self.worker = mp.Process(target=worker_main, args=(self.sock, self.commands, self.results))
+        self.worker = mp.Process(target=worker_main, args=(0, self.sock, vs.ModelSpec(),
+                                                           "kv-first", self.commands,
+                                                           self.results, 1))
         self.worker.start()
         status, error = self.results.get(timeout=120)
         self.assertEqual(status, "ready", error)

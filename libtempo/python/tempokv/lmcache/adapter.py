@@ -5,8 +5,8 @@ LMCache loads it as a plugin adapter: `{"type": "plugin", "module_path": "tempok
 (the class name + "Config", as the plugin loader looks for it).
 
 Follows `lmcache/v1/distributed/l2_adapters/base.py`, `plugin_l2_adapter.py` and
-`distributed/api.py` of LMCache at commit 000e8777a114 (main, 2026). When LMCache imports,
-the classes subclass its own; otherwise they stand alone.
+`distributed/api.py` of LMCache at commit 000e8777a114 (main, 2026), subclassing LMCache's
+own classes.
 
 Every task runs on a thread of the adapter's own (one per kind, so a load waiting for
 staging never holds a store back) and signals its event fd when done:
@@ -39,41 +39,14 @@ from ..store import Store
 
 log = logging.getLogger("tempokv.lmcache")
 
-try:  # pragma: no cover - LMCache is not installable here
+try:
     from lmcache.native_storage_ops import Bitmap
     from lmcache.v1.distributed.internal_api import L2StoreResult
     from lmcache.v1.distributed.l2_adapters.base import L2AdapterInterface
     from lmcache.v1.distributed.l2_adapters.config import L2AdapterConfigBase
-except ImportError:
-    class Bitmap:  # type: ignore[no-redef]
-        def __init__(self, size: int) -> None:
-            self._bits = [False] * size
-
-        def set(self, index: int) -> None:
-            self._bits[index] = True
-
-        def test(self, index: int) -> bool:
-            return self._bits[index]
-
-    class L2StoreResult(int):  # type: ignore[no-redef]
-        def __new__(cls, success: bool, bytes_transferred: int) -> "L2StoreResult":
-            return super().__new__(cls, bytes_transferred if success else -1)
-
-    class L2AdapterInterface:  # type: ignore[no-redef]
-        def __init__(self, max_capacity_bytes: int = 0) -> None:
-            self._listeners: list = []
-
-        def _notify_keys_stored(self, keys: list, sizes: list) -> None:
-            pass
-
-        def _notify_keys_accessed(self, keys: list) -> None:
-            pass
-
-        def _notify_keys_deleted(self, keys: list, sizes: list) -> None:
-            pass
-
-    class L2AdapterConfigBase:  # type: ignore[no-redef]
-        pass
+except ImportError as e:  # LMCache loads this adapter: without it there is nothing to load
+    raise ImportError(f"tempokv.lmcache is an L2 adapter of LMCache's multiprocess server and "
+                      f"needs LMCache's package: {e}") from e
 
 OPTIONS = {
     "lock_ttu_ms": Option(0.0, non_negative_number,
@@ -98,7 +71,7 @@ class TempoL2AdapterConfig(L2AdapterConfigBase):  # type: ignore[misc,valid-type
     @classmethod
     def help(cls) -> str:
         return "TempoL2Adapter adapter_params:\n" + "\n".join(
-            [f"- tempo (dict): TempoKV settings", "- tempo_config (str): a TempoKV configuration"
+            ["- tempo (dict): TempoKV settings", "- tempo_config (str): a TempoKV configuration"
              " file"] + [f"- {k}: {o.doc} (default {o.default})" for k, o in OPTIONS.items()])
 
 

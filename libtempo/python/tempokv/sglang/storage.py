@@ -3,8 +3,8 @@ the way SGLang's StorageBackendFactory builds a `dynamic` backend:
 `cls(storage_config, kwargs)` with the settings in `storage_config.extra_config`.
 
 Follows `python/sglang/srt/mem_cache/hicache_storage.py`, `storage/backend_factory.py` and
-`managers/cache_controller.py` of SGLang at commit 001067fffe33 (main, 2026). When SGLang
-imports, the class subclasses its HiCacheStorage; otherwise it stands alone.
+`managers/cache_controller.py` of SGLang at commit 001067fffe33 (main, 2026), subclassing
+SGLang's HiCacheStorage.
 
 The page geometry comes from the host pool HiCache registers (`register_mem_pool_host`):
 its page size, and per page the buffers `get_page_buffer_meta` gives (K and V of a page, or
@@ -30,7 +30,7 @@ from typing import Any, List, Optional, Sequence
 
 import torch
 
-from ..binding import ClaimState, Context, KvObject, Retrieval, TempoError
+from ..binding import ClaimState, KvObject, Retrieval, TempoError
 from ..integration import shared_context
 from ..integration.extents import ClaimBytes, claim_extents
 from ..integration.settings import Option, engine_name, non_negative_number, positive_int, \
@@ -40,28 +40,12 @@ from ..store import Store, Writer
 
 log = logging.getLogger("tempokv.sglang")
 
-try:  # pragma: no cover - SGLang is not installable here
-    from sglang.srt.mem_cache.hicache_storage import HiCacheStorage as _StorageBase
-except ImportError:
-    class _StorageBase:  # type: ignore[no-redef]
-        def register_mem_host_pool_v2(self, host_pool: Any, host_pool_name: Any) -> None:
-            if not hasattr(self, "registered_pools"):
-                self.registered_pools = {}
-            self.registered_pools[host_pool_name] = host_pool
-
-try:  # pragma: no cover
-    from sglang.srt.mem_cache.hicache_storage import PoolHitPolicy, PoolTransferResult
-except ImportError:  # SGLang without the v2 calls, or no SGLang
-    import enum
-
-    class PoolHitPolicy(str, enum.Enum):  # type: ignore[no-redef]
-        ALL_PAGES = "all_pages"
-        TRAILING_PAGES = "trailing_pages"
-
-    @dataclass
-    class PoolTransferResult:  # type: ignore[no-redef]
-        kv_hit_pages: int
-        extra_pool_hit_pages: dict
+try:
+    from sglang.srt.mem_cache.hicache_storage import HiCacheStorage, PoolHitPolicy, \
+        PoolTransferResult
+except ImportError as e:  # SGLang loads this backend: without it there is nothing to load
+    raise ImportError(f"tempokv.sglang is a storage backend of SGLang's HiCache and needs "
+                      f"SGLang's package: {e}") from e
 
 KV_POOL = "kv"  # PoolName.KV: its objects are the v1 calls' objects
 # Keys of the extra config SGLang itself reads (the dynamic backend's loader, the v1 switch).
@@ -97,7 +81,7 @@ def _buffers(pool: Any, host_indices: torch.Tensor) -> list[tuple[int, int]]:
     return list(zip(ptrs, [int(s) for s in sizes]))
 
 
-class TempoHiCacheStorage(_StorageBase):  # type: ignore[misc,valid-type]
+class TempoHiCacheStorage(HiCacheStorage):  # type: ignore[misc,valid-type]
     def __init__(self, storage_config: Any, kwargs: Optional[dict] = None) -> None:
         self.config = storage_config
         if not getattr(storage_config, "model_name", None):
@@ -220,7 +204,6 @@ class TempoHiCacheStorage(_StorageBase):  # type: ignore[misc,valid-type]
         held = self._held(name, keys)
         done = [False] * len(keys)
         if held:
-            per = len(geometry.segments)
             firsts = host_indices[: held * geometry.page_size]
             buffers = _buffers(pool, firsts)
             objects = self._object_keys(name, keys[:held])
