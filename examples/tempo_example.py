@@ -5,8 +5,8 @@
 
 Without an argument the sim device runs in virtual time; with a store directory the uring
 device stages real bytes (and a second run over the same store finds them there). Prints
-what the request loaded; exits 0 on success. The vLLM- and SGLang-shaped connectors
-(tempokv.vllm_connector, tempokv.sglang_backend) are built from these same calls.
+what the request loaded; exits 0 on success. The engine integrations
+(tempokv.vllm, tempokv.sglang, tempokv.lmcache) are built from these same calls.
 """
 
 import sys

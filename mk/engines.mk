@@ -1,6 +1,6 @@
 # Engines (Documentation/engines.md): the step-cost learner's convergence with true costs
-# +-30% off the model files, and the hashing and per-step call costs. CSVs and
-# step_cost_learning.png in $(BUILD)/bench/engines/.
+# +-30% off the model files, the hashing and per-step call costs, and what the vLLM connector
+# adds per step on CPU torch. CSVs and step_cost_learning.png in $(BUILD)/bench/engines/.
 ENGINES_DIR := $(BUILD)/bench/engines
 
 .PHONY: bench-engines
@@ -14,3 +14,5 @@ bench-engines: build
 	$(BUILD)/tests/engines/engines_bench
 	@TEMPOKV_LIBRARY=$(BUILD)/libtempo/capi/libtempo.so PYTHONPATH=libtempo/python \
 	  $(PY) -B tests/python/bench_keys.py
+	@TEMPOKV_LIBRARY=$(BUILD)/libtempo/capi/libtempo.so PYTHONPATH=libtempo/python:tests/engines \
+	  $(PY) -B tests/engines/bench_connector.py --out $(ENGINES_DIR)

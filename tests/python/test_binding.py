@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 import tempokv
-from tempokv import ClaimState, ClosedError, Config, Context, Retrieval, TempoError
+from tempokv import ClaimState, ClosedError, Config, ConfigError, Context, Retrieval, TempoError
 
 # 10 KB fast tier, 1000 B/s, 2 slots, no latency, 5 KB budget: hand-checkable times.
 SMALL = dict(fast_tier_bytes=10000, budget_bytes=5000, staging_rate=1000, staging_slots=2,
@@ -238,10 +238,30 @@ class BadInput(unittest.TestCase):
         with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
             f.write("policy = tempo\nstaging_slots = 0\n")
         try:
-            with self.assertRaises(ValueError) as e:
+            with self.assertRaises(ConfigError) as e:
                 Config(path=f.name)
-            self.assertEqual(str(e.exception), f"{f.name}:2: invalid value '0' for "
+            self.assertIsInstance(e.exception, ValueError)  # what it always was
+            self.assertEqual(e.exception.errno, errno.EINVAL)
+            self.assertEqual(e.exception.strerror, f"{f.name}:2: invalid value '0' for "
                              "'staging_slots': accepted an integer from 1 to 4096")
+        finally:
+            os.unlink(f.name)
+
+    def test_a_config_file_that_is_not_utf8_is_a_tempo_error(self):
+        # Latin-1 text and stray bytes: the library quotes them in its message, which used to
+        # escape as UnicodeDecodeError from the message's decoding.
+        with tempfile.NamedTemporaryFile("wb", suffix=".conf", delete=False) as f:
+            f.write(b"policy = tempo\ndevice = s\xe9m\n")
+        try:
+            with self.assertRaises(TempoError) as e:
+                Config(path=f.name)
+            self.assertEqual(e.exception.errno, errno.EINVAL)
+            self.assertEqual(e.exception.strerror, f"{f.name}:2: invalid value 's\\xe9m' for "
+                             "'device': accepted sim, uring, kmod, daemon")
+            with open(f.name, "wb") as g:
+                g.write(b"\xff\xfe = 1\n")
+            with self.assertRaisesRegex(TempoError, r"unknown key '\\xff\\xfe'"):
+                Config(path=f.name)
         finally:
             os.unlink(f.name)
 

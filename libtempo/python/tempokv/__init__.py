@@ -3,7 +3,8 @@
 The binding is standard library only: ctypes over libtempo.so (TEMPOKV_LIBRARY names it
 explicitly). For engines (Documentation/engines.md): tempokv.keys (the key scheme),
 tempokv.store (lookup, idempotent and asynchronous puts), tempokv.runtime (the per-step
-call), and with torch, tempokv.vllm_connector and tempokv.sglang_backend.
+call), and the integrations each engine loads: tempokv.vllm and tempokv.sglang (with
+torch), tempokv.lmcache.
 """
 
 from .binding import (
@@ -11,6 +12,7 @@ from .binding import (
     ClaimState,
     ClosedError,
     Config,
+    ConfigError,
     Context,
     KvObject,
     Retrieval,
@@ -23,6 +25,7 @@ __all__ = [
     "ClaimState",
     "ClosedError",
     "Config",
+    "ConfigError",
     "Context",
     "KvObject",
     "Retrieval",

@@ -37,6 +37,20 @@ class TempoError(OSError):
         super().__init__(err, message)
 
 
+class ConfigError(TempoError, ValueError):
+    """A setting or configuration file the library refused (errno EINVAL): a TempoError that is
+    also the ValueError a bad value always was."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.EINVAL, message)
+
+
+def _library_text(raw: bytes) -> str:
+    """A message from the library: it quotes what it was given (a configuration file's line,
+    a setting's value), which need not be UTF-8; such bytes are shown as \\xNN escapes."""
+    return raw.decode("utf-8", errors="backslashreplace")
+
+
 class ClaimState(enum.IntEnum):
     PLANNED = 0
     STAGING = 1
@@ -151,24 +165,27 @@ class Config(OwnedHandle):
             raise
 
     def set(self, key: str, value: SettingValue) -> None:
-        """Sets one key; ValueError names the key and the accepted values on a bad one."""
+        """Sets one key; ConfigError (a ValueError) names the key and the accepted values on a
+        bad one."""
         k, v = _setting_text(key, value)
         ptr = self._ptr()
         if lib.tempo_config_set(ptr, k, v) < 0:
-            raise ValueError(lib.tempo_config_error(ptr).decode())
+            raise ConfigError(_library_text(lib.tempo_config_error(ptr)))
 
     def load(self, path: str | os.PathLike[str] | None = None) -> None:
-        """Loads a configuration file (None: $TEMPO_CONFIG if set), then TEMPO_* variables."""
+        """Loads a configuration file (None: $TEMPO_CONFIG if set), then TEMPO_* variables.
+        ConfigError (file:line, the key, the accepted values) for a file the library refuses,
+        FileNotFoundError for a missing one."""
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be str or os.PathLike, not {type(path).__name__}")
         ptr = self._ptr()
         encoded = None if path is None else _c_string(f"path {path!r}", os.fsencode(path))
         ret = lib.tempo_config_load(ptr, encoded)
         if ret < 0:
-            message = lib.tempo_config_error(ptr).decode()
+            message = _library_text(lib.tempo_config_error(ptr))
             if ret == -errno.ENOENT:
                 raise FileNotFoundError(errno.ENOENT, message)
-            raise ValueError(message)
+            raise ConfigError(message)
 
 
 def _manifest(objects: Iterable[KvObject | tuple[int, int]]) -> ctypes.Array[_native.TempoObject]:
@@ -205,7 +222,7 @@ class Context(OwnedHandle):
             handle = ctypes.c_void_p()
             ret = lib.tempo_ctx_new(cfg._ptr(), ctypes.byref(handle))
             if ret < 0:
-                raise TempoError(-ret, "tempo_ctx_new: " + lib.tempo_config_error(cfg._ptr()).decode())
+                raise TempoError(-ret, "tempo_ctx_new: " + _library_text(lib.tempo_config_error(cfg._ptr())))
         finally:
             if own:
                 cfg.close()

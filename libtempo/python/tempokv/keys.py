@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import ctypes
+import hashlib
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -82,3 +83,12 @@ class KeyScheme:
     def object_keys(self, chunk_keys: Sequence[int]) -> list[list[int]]:
         """Per chunk, its objects' keys in layer-group order."""
         return [[self.object_key(k, g) for g in range(self.layer_groups)] for k in chunk_keys]
+
+    def named_key(self, name: bytes) -> int:
+        """The key of an object an engine names itself (SGLang's page hash strings, LMCache's
+        object keys) in this namespace: keyed BLAKE2b of the name with the seed, so the same
+        name under two models, dtypes or ranks is two objects."""
+        if not isinstance(name, bytes) or not name:
+            raise ValueError(f"object names are non-empty bytes, not {name!r}")
+        h = hashlib.blake2b(name, digest_size=8, key=self.seed.to_bytes(8, "little"))
+        return int.from_bytes(h.digest(), "little")

@@ -5,9 +5,11 @@ costs from the measured step durations."""
 
 from __future__ import annotations
 
+import array
 import ctypes
+import itertools
 from dataclasses import dataclass, fields
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from . import _native_engines as ne
 from ._native import lib
@@ -69,6 +71,33 @@ class StepWork:
     decode_context_tokens: int = 0
 
 
+def _claim_or_none(claim: int | None) -> int:
+    return 0 if claim is None else _check_int("claim", claim, 1, _U64_MAX)
+
+
+class PackedWaiting:
+    """A waiting queue in scheduling order, packed as the C call reads it: one row of
+    (prompt tokens, cached tokens, claim or 0 for none, retrieval bytes) per request, each an
+    int in [0, 2^64)."""
+
+    def __init__(self, rows: Iterable[tuple[int, int, int, int]]) -> None:
+        try:
+            self._flat = array.array("Q", itertools.chain.from_iterable(rows))
+        except (OverflowError, TypeError) as e:
+            raise ValueError(f"waiting entries are ints in [0, 2^64): {e}") from None
+        if len(self._flat) % 4:
+            raise ValueError("waiting entries are rows of 4 values")
+
+    def __len__(self) -> int:
+        return len(self._flat) // 4
+
+    def entries(self) -> ctypes.Array[ne.WaitingSeq]:
+        """The rows as the C array, over the packed memory (valid while this object lives)."""
+        if not self._flat:
+            return (ne.WaitingSeq * 1)()
+        return (ne.WaitingSeq * len(self)).from_buffer(self._flat)
+
+
 class Runtime(OwnedHandle):
     """The runtime side over a Context. Thread-safe in the library; one per engine."""
 
@@ -96,12 +125,14 @@ class Runtime(OwnedHandle):
             lib.tempo_ctx_unref(ptr)
         super().__init__(handle.value, lib.tempo_runtime_free)
 
-    def step(self, running: Sequence[RunningSeq], waiting: Sequence[WaitingSeq],
-             duration_ns: int = 0, work: StepWork | None = None, busy_ns: int = 0) -> None:
+    def step(self, running: Sequence[RunningSeq],
+             waiting: Sequence[WaitingSeq] | PackedWaiting, duration_ns: int = 0,
+             work: StepWork | None = None, busy_ns: int = 0) -> None:
         """The per-step call: the scheduler's state after the step, and the measured duration
         and work of the step just run (0 and None when none ran). Called while a step runs
         (a request arrived), busy_ns is how long that step still runs, and `running` is as
-        it will leave it."""
+        it will leave it. `waiting` may come packed (PackedWaiting): a deep queue then costs
+        no Python object per entry."""
         run = (ne.RunningSeq * max(len(running), 1))()
         for i, r in enumerate(running):
             run[i].prompt_tokens = _check_int("prompt_tokens", r.prompt_tokens, 0, _U64_MAX)
@@ -109,15 +140,12 @@ class Runtime(OwnedHandle):
             run[i].tokens_generated = _check_int("tokens_generated", r.tokens_generated, 0, _U32_MAX)
             run[i].retrieval_bytes = _check_int("retrieval_bytes", r.retrieval_bytes, 0, _U64_MAX)
             run[i].output_tokens = _check_int("output_tokens", r.output_tokens, 0, _U32_MAX)
-        wait = (ne.WaitingSeq * max(len(waiting), 1))()
-        for i, w in enumerate(waiting):
-            wait[i].prompt_tokens = _check_int("prompt_tokens", w.prompt_tokens, 0, _U64_MAX)
-            wait[i].cached_tokens = _check_int("cached_tokens", w.cached_tokens, 0, _U64_MAX)
-            wait[i].claim = 0 if w.claim is None else _check_int("claim", w.claim, 1, _U64_MAX)
-            wait[i].retrieval_bytes = _check_int("retrieval_bytes", w.retrieval_bytes, 0, _U64_MAX)
+        packed = waiting if isinstance(waiting, PackedWaiting) else PackedWaiting(
+            (w.prompt_tokens, w.cached_tokens, _claim_or_none(w.claim), w.retrieval_bytes)
+            for w in waiting)
         s = ne.Step()
         s.running, s.running_count = run, len(running)
-        s.waiting, s.waiting_count = wait, len(waiting)
+        s.waiting, s.waiting_count = packed.entries(), len(packed)
         s.duration_ns = _check_int("duration_ns", duration_ns, 0, (1 << 63) - 1)
         s.busy_ns = _check_int("busy_ns", busy_ns, 0, (1 << 63) - 2)
         w = work or StepWork()

@@ -1,0 +1,1 @@
+from . import plugin_l2_adapter  # noqa: F401  (LMCache discovers its adapter modules)
