@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "config/from_settings.h"
 #include "csv/csv_writer.h"
 #include "daemon_engines.h"
 #include "model/exec_model_costs.h"
@@ -81,10 +82,10 @@ int load(const ReplaySetup& s, Loaded* out, std::string* error) {
   for (ReplayRequest& q : out->workload.requests)
     for (KvObject& o : q.prefix_chunks) shrink(o);
   if (s.device == "daemon") return 0;  // the daemon opens the store and the fast tier
-  UringBackendOptions u;
-  u.store_dir = s.store_dir;
-  u.fast_tier_bytes = s.stack.device.capacity_bytes / s.byte_scale;
-  u.staging_rate_bps = s.uring_calibration_bps;
+  UringBackendOptions u{s.store_dir, s.uring};
+  u.device.fast_tier.kind = "dram";
+  u.device.fast_tier.bytes = s.stack.device.capacity_bytes / s.byte_scale;
+  u.device.staging_rate_bps = s.uring_calibration_bps;
   return UringBackend::create(u, &out->uring, error);
 }
 
@@ -462,9 +463,8 @@ int compare(const ReplaySetup& s, std::string* error) {
 
 ReplaySetup default_setup() {
   ReplaySetup s;
-  s.stack.device = SimDeviceConfig{100 * kGiB, 11.0 * kGiB, 8, 100 * kNsPerUs, 2.0 * kGiB, "lru"};
-  s.stack.provider = ProviderConfig{50 * kGiB, 11.0 * kGiB, 11.0 * kGiB, 2 * kNsPerSec, 0};
-  s.stack.controller = ControllerConfig{*parse_policy("tempo"), 50 * kNsPerMs};
+  s.stack = sim_stack_config(Settings{});
+  s.uring = uring_device_options(Settings{});
   s.engine = EngineConfig{"tempo", 4, 128};
   return s;
 }

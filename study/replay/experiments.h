@@ -8,6 +8,7 @@
 
 #include "model/exec_model.h"
 #include "serving_engine.h"
+#include "uring/uring_device_options.h"
 #include "workloads.h"
 
 namespace tempo {
@@ -15,7 +16,10 @@ namespace tempo {
 struct ReplaySetup {
   std::string model = "llama-3.1-8b-instruct";
   std::string gpu = "h100-pcie-80gb";
-  SimStackConfig stack;       // device, budget, controller tick
+  // The stack's device, budget and controller, and the uring device's options, as the
+  // settings build them (config/from_settings.h).
+  SimStackConfig stack;
+  UringDeviceOptions uring;
   Interference interference;  // sim device only: a window of reduced staging rate
   // Admission waits for GPU KV memory (90% of HBM after the weights); off by default, as
   // in the paper's figures (their workloads fit).
@@ -44,8 +48,9 @@ struct ReplaySetup {
   unsigned jobs = 1;
 };
 
-// The paper's defaults: 100 GiB fast tier, 50 GiB budget, 11 GiB/s staging in 8 slots,
-// 2 GiB/s demand path, 4 active sequences, NarrativeQA at 0.5 s intervals, 128-token cap.
+// The paper's defaults: the settings table's stack (100 GiB fast tier, 50 GiB budget,
+// 11 GiB/s staging in 8 slots, 2 GiB/s demand path), 4 active sequences, NarrativeQA at
+// 0.5 s intervals, 128-token cap.
 ReplaySetup default_setup();
 
 // The paper's six commitment policies in its order, then tempo-risk.

@@ -52,13 +52,8 @@ int UringBackend::create(const UringBackendOptions& o, std::unique_ptr<UringBack
     *error = "cannot open the object store in " + o.store_dir + ": " + std::strerror(-r);
     return r;
   }
-  UringDeviceOptions d;
-  d.fast_tier.kind = "dram";
-  d.fast_tier.bytes = o.fast_tier_bytes;
-  d.queue_depth = o.queue_depth;
-  d.request_bytes = o.request_bytes;
-  d.staging_rate_bps = o.staging_rate_bps;
-  if (const int r = UringDevice::create(*b->store_, d, b->clock_, &b->device_, error); r != 0)
+  if (const int r = UringDevice::create(*b->store_, o.device, b->clock_, &b->device_, error);
+      r != 0)
     return r;
   *out = std::move(b);
   return 0;

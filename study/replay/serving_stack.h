@@ -85,10 +85,9 @@ class SimServingStack final : public ServingStack {
 
 struct UringBackendOptions {
   std::string store_dir;  // created on first use and kept: later runs reuse its objects
-  uint64_t fast_tier_bytes = 0;
-  uint32_t queue_depth = 16;
-  uint32_t request_bytes = 4u << 20;
-  double staging_rate_bps = 0;  // reported by the device's info()
+  // The device (built from the settings: config/from_settings.h); its fast tier a DRAM
+  // arena of the replay's (byte-scaled) size.
+  UringDeviceOptions device;
 };
 
 // The store and the device, opened once and shared by the runs of an experiment (mapping and

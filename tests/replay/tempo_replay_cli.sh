@@ -33,11 +33,23 @@ refuse "invalid --cluster-latency 'soon'" --cluster-latency soon
 refuse "--hosts and the cluster tier apply to the sim device only" --hosts 2 -d uring
 refuse "--hosts and the cluster tier apply to the sim device only" --cluster -d uring
 # Values that once aborted (bad_alloc), ran for hours of ticks, or ran with overflowed times.
-refuse "--slots: '4097' is out of range [1, 4096]" --slots 4097
+refuse "invalid value '4097' for 'staging_slots': accepted an integer from 1 to 4096" --slots 4097
 refuse "--documents: '100001' is out of range [1, 100000]" --documents 100001
 refuse "--first: '0' is out of range" --first 0 -t /dev/null
-refuse "--staging-rate below 1MiB (bytes/s)" --staging-rate 1
-refuse "--demand-rate below 1MiB (bytes/s)" --demand-rate 1048575
+refuse "staging_rate below 1MiB (bytes/s)" --staging-rate 1
+refuse "demand_rate below 1MiB (bytes/s)" --set demand_rate=1048575
+# Settings of the stack: any key of the table, through the one parser, in order.
+refuse "unknown key 'bogus'" --set bogus=1
+refuse "--set takes key=value, not 'budget_bytes'" --set budget_bytes
+refuse "'budget_bytes' (2147483648) must be below 'fast_tier_bytes'" --fast-tier 1GiB \
+  --set budget_bytes=2GiB
+printf 'fast_tier_bytes = 1GiB\nbudget_bytes = 2GiB\n' >"$out/small.conf"
+refuse "must be below 'fast_tier_bytes'" -c "$out/small.conf"
+refuse "'uring.store_path' is not a setting a replay runs: accepted fast_tier_bytes" \
+  --set uring.store_path=/tmp/x
+refuse "the replay's policies are -p/--policy, not 'policy'" --set policy=demand
+printf 'no_such_key = 1\n' >"$out/bad.conf"
+refuse "unknown key 'no_such_key'" --config "$out/bad.conf"
 refuse "--cluster-rate below 1MiB (bytes/s)" --cluster-rate 1KiB
 # A workload that cannot be replayed: exit 1 with the reason, nothing written.
 unrunnable() { exits 1 "$@"; }

@@ -26,7 +26,7 @@ class UringReplay : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     UringBackendOptions o;
     o.store_dir = dir_.string();
-    o.fast_tier_bytes = 64ull << 20;
+    o.device.fast_tier.bytes = 64ull << 20;
     std::string error;
     ASSERT_EQ(UringBackend::create(o, &backend_, &error), 0) << error;
   }

@@ -6,10 +6,13 @@
 #include <cfloat>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
 
+#include "config/config_file.h"
+#include "config/from_settings.h"
 #include "config/settings.h"
 #include "experiments.h"
 #include "options.h"
@@ -50,7 +53,9 @@ enum : int {
   kClusterLatency,
   kTempod,
   kLayerWise,
-  kLayerGroups
+  kLayerGroups,
+  kSet,
+  kConfig
 };
 
 const tempo::cli::Option kOptions[] = {
@@ -118,11 +123,19 @@ const tempo::cli::Option kOptions[] = {
      "the TTU estimator is given every request's true output length (an engine that knew "
      "them: the bound on what any TTU estimate can do; sim and uring)",
      kKnownOutputs},
-    {"fast-tier", 0, "bytes", "fast-tier capacity (default 100GiB)", kFast},
-    {"budget", 0, "bytes", "protected-capacity budget (default 50GiB)", kBudget},
-    {"staging-rate", 0, "bytes/s", "aggregate staging rate (default 11GiB)", kStaging},
-    {"demand-rate", 0, "bytes/s", "ordinary-path rate (default 2GiB)", kDemand},
-    {"slots", 0, "n", "concurrent staging operations, 1-4096 (default 8)", kSlots},
+    {"set", 0, "key=value",
+     "a setting of the stack (Documentation/configuration.md), in order with\n"
+     "the options below that name one; repeatable",
+     kSet},
+    {"config", 'c', "file", "settings from a configuration file, in order with --set", kConfig},
+    {"fast-tier", 0, "bytes", "--set fast_tier_bytes (default 100GiB)", kFast},
+    {"budget", 0, "bytes", "--set budget_bytes (default 50GiB)", kBudget},
+    {"staging-rate", 0, "bytes/s",
+     "--set staging_rate: the sim device's aggregate staging rate, where\n"
+     "TTRs start (default 11GiB; TempoKV-Static's rate is static_rate)",
+     kStaging},
+    {"demand-rate", 0, "bytes/s", "--set demand_rate: the ordinary path (default 2GiB)", kDemand},
+    {"slots", 0, "n", "--set staging_slots: concurrent staging operations (default 8)", kSlots},
     {"seed", 0, "n", "workload seed (default 1)", kSeed},
     {"device", 'd', "name",
      "sim (default: virtual time), uring (real I/O, wall clock) or daemon\n"
@@ -160,6 +173,30 @@ const tempo::cli::Tool kTool{
 constexpr uint32_t kMaxDocuments = 100'000;
 constexpr uint64_t kMinRateBps = 1ull << 20;
 
+// The settings a replay runs: the sim stack's (device, provider, controller) and, with
+// -d uring, the uring device's reads.
+constexpr const char* kReplayKeys[] = {
+    "fast_tier_bytes",   "budget_bytes",       "tick",        "staging_rate",
+    "staging_slots",     "op_latency",         "demand_rate", "calibration_rate",
+    "static_rate",       "rate_window",        "eviction",    "calibration_file",
+    "uring.queue_depth", "uring.request_bytes"};
+
+// The settings key an option names.
+const char* setting_of(int option) {
+  switch (option) {
+    case kFast:
+      return "fast_tier_bytes";
+    case kBudget:
+      return "budget_bytes";
+    case kStaging:
+      return "staging_rate";
+    case kDemand:
+      return "demand_rate";
+    default:
+      return "staging_slots";
+  }
+}
+
 bool fail(const std::string& msg) {
   tempo::cli::usage_error("tempo-replay", msg);
   return false;
@@ -167,6 +204,9 @@ bool fail(const std::string& msg) {
 
 // Applies the options in command-line order; false (with a message) on a bad value.
 bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string* experiment) {
+  // The stack's settings, every default the table's: the options that name a setting and
+  // --set/--config land here in command-line order.
+  tempo::Settings settings;
   for (const tempo::cli::Given& given : args.given) {
     const int c = given.option->id;
     const std::string& arg = given.value;
@@ -278,21 +318,20 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
         if (!u32(&s->engine.max_active)) return false;
         break;
       case kFast:
-        if (!bytes(&s->stack.device.capacity_bytes)) return false;
-        break;
       case kBudget:
-        if (!bytes(&s->stack.provider.budget_bytes)) return false;
-        break;
       case kStaging:
-        if (!rate(&s->stack.device.staging_rate_bps)) return false;
-        s->stack.provider.calibration_rate_bps = s->stack.device.staging_rate_bps;
-        s->stack.provider.static_rate_bps = s->stack.device.staging_rate_bps;
-        break;
       case kDemand:
-        if (!rate(&s->stack.device.demand_rate_bps)) return false;
-        break;
       case kSlots:
-        if (!u32(&s->stack.device.staging_slots, tempo::kMaxStagingSlots)) return false;
+        if (settings.set(setting_of(c), arg, &why) != 0) return fail(why);
+        break;
+      case kSet: {
+        const size_t eq = arg.find('=');
+        if (eq == std::string::npos) return fail("--set takes key=value, not '" + arg + "'");
+        if (settings.set(arg.substr(0, eq), arg.substr(eq + 1), &why) != 0) return fail(why);
+        break;
+      }
+      case kConfig:
+        if (tempo::load_config_file(settings, arg, &why) != 0) return fail(why);
         break;
       case kSeed:
         if (!count(&s->workload.seed)) return false;
@@ -399,8 +438,24 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
   if (layered && (s->device == "daemon" || s->deployment.hosts > 1 ||
                   s->deployment.cluster.enabled || s->deployment.engines_per_host > 1))
     return fail("--layer-wise runs one engine on the sim or uring device");
-  if (s->stack.provider.budget_bytes >= s->stack.device.capacity_bytes)
-    return fail("--budget must be below --fast-tier");
+  std::string why;
+  // A key the replay does not run would be a silent sink: refused, naming what it runs.
+  for (const std::string& key : settings.explicit_keys) {
+    if (key == "policy") return fail("the replay's policies are -p/--policy, not 'policy'");
+    if (std::find(std::begin(kReplayKeys), std::end(kReplayKeys), key) == std::end(kReplayKeys)) {
+      std::string keys;
+      for (const char* k : kReplayKeys) keys += std::string(keys.empty() ? "" : ", ") + k;
+      return fail("'" + key + "' is not a setting a replay runs: accepted " + keys);
+    }
+  }
+  if (settings.validate(&why) != 0) return fail(why);
+  // At least 1 MiB/s: at a few bytes a second one request's staging outlasts a century of
+  // virtual time, and the run ticks through it for hours.
+  for (const auto& [key, bps] : {std::pair{"staging_rate", settings.staging_rate_bps},
+                                 std::pair{"demand_rate", settings.demand_rate_bps}})
+    if (bps < kMinRateBps) return fail(std::string(key) + " below 1MiB (bytes/s)");
+  s->stack = tempo::sim_stack_config(settings);
+  s->uring = tempo::uring_device_options(settings);
   return true;
 }
 
