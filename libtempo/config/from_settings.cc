@@ -24,8 +24,8 @@ ControllerConfig controller_config(const Settings& s) {
 StackConfig stack_config(const Settings& s) { return {provider_config(s), controller_config(s)}; }
 
 SimDeviceConfig sim_device_config(const Settings& s) {
-  return {s.fast_tier_bytes, s.staging_rate_bps, s.staging_slots, s.op_latency_ns,
-          s.demand_rate_bps, s.eviction};
+  return {s.fast_tier_bytes, s.staging_rate_bps, s.staging_slots,
+          s.op_latency_ns,   s.demand_rate_bps,  s.eviction};
 }
 
 SimStackConfig sim_stack_config(const Settings& s) {

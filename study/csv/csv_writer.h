@@ -29,8 +29,7 @@ class CsvWriter {
   CsvWriter& operator<<(const std::string& text) { return *this << std::string_view(text); }
   CsvWriter& operator<<(const char* text) { return *this << std::string_view(text); }
   template <typename T>
-    requires std::is_arithmetic_v<T>
-  CsvWriter& operator<<(T number) {
+  requires std::is_arithmetic_v<T> CsvWriter& operator<<(T number) {
     separate();
     out_ << number;
     return *this;
@@ -48,7 +47,8 @@ class CsvWriter {
 
 class CsvFile {
  public:
-  explicit CsvFile(const std::string& path, CsvWriter::Doubles doubles = CsvWriter::Doubles::kExact);
+  explicit CsvFile(const std::string& path,
+                   CsvWriter::Doubles doubles = CsvWriter::Doubles::kExact);
   // Whether the file could be opened.
   bool is_open() const { return file_.is_open(); }
   CsvWriter& csv() { return csv_; }

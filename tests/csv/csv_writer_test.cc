@@ -22,7 +22,8 @@ TEST(CsvWriter, QuotesTheFieldsThatNeedIt) {
 TEST(CsvWriter, RowsKeepTheirColumns) {
   std::ostringstream out;
   CsvWriter csv(out);
-  csv << "workload" << "p95_ttft_s";
+  csv << "workload"
+      << "p95_ttft_s";
   csv.end_row();
   csv << "traces/a,b.jsonl" << 0.1 << uint64_t{7} << "";
   csv.end_row();
