@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
-#include <stdexcept>
+#include <string>
 
 #include "core/probes.h"
 #include "core/rate_sharing.h"
@@ -16,21 +18,38 @@ namespace {
 constexpr double kDoneBytes = 0.5;
 }  // namespace
 
-SimDevice::SimDevice(Scheduler& events, SimDeviceConfig config, std::optional<SimRemote> remote)
-    : events_(events), config_(std::move(config)), remote_(remote), last_advance_(events.now()) {
-  if (remote_)
-    for (const RemoteInfo& r : {remote_->truth, remote_->reported})
+int SimDevice::validate(const SimDeviceConfig& config, const std::optional<SimRemote>& remote,
+                        std::string* error) {
+  auto fail = [&](const std::string& why) {
+    if (error) *error = "sim device: " + why;
+    return -EINVAL;
+  };
+  if (remote)
+    for (const RemoteInfo& r : {remote->truth, remote->reported})
       if (r.slots == 0 || !(r.rate_bps > 0) || r.latency_ns < 0)
-        throw std::invalid_argument("sim device: remote slots 0, rate <= 0 or latency < 0");
-  if (config_.capacity_bytes == 0) throw std::invalid_argument("sim device: capacity_bytes is 0");
-  if (!(config_.staging_rate_bps > 0)) throw std::invalid_argument("sim device: staging_rate <= 0");
-  if (!(config_.demand_rate_bps > 0)) throw std::invalid_argument("sim device: demand_rate <= 0");
-  if (config_.staging_slots == 0) throw std::invalid_argument("sim device: staging_slots is 0");
-  if (config_.op_latency_ns < 0) throw std::invalid_argument("sim device: op_latency < 0");
-  policy_ = make_eviction_policy(config_.eviction);
-  if (!policy_)
-    throw std::invalid_argument("sim device: eviction policy '" + config_.eviction +
-                                "' is unknown or offline-only (min needs the future)");
+        return fail("remote slots 0, rate <= 0 or latency < 0");
+  if (config.capacity_bytes == 0) return fail("capacity_bytes is 0");
+  if (!(config.staging_rate_bps > 0)) return fail("staging_rate <= 0");
+  if (!(config.demand_rate_bps > 0)) return fail("demand_rate <= 0");
+  if (config.staging_slots == 0) return fail("staging_slots is 0");
+  if (config.op_latency_ns < 0) return fail("op_latency < 0");
+  if (!make_eviction_policy(config.eviction))
+    return fail("eviction policy '" + config.eviction + "' is not one a fast tier runs");
+  return 0;
+}
+
+SimDevice::SimDevice(Scheduler& events, SimDeviceConfig config, std::optional<SimRemote> remote)
+    : events_(events),
+      config_(std::move(config)),
+      policy_(make_eviction_policy(config_.eviction)),
+      remote_(remote),
+      last_advance_(events.now()) {
+  // The constructor's precondition (every caller validates first): a configuration it
+  // cannot run is a defect of the caller, not an input error.
+  if (std::string why; validate(config_, remote_, &why) != 0) {
+    std::fprintf(stderr, "tempo: %s\n", why.c_str());
+    std::abort();
+  }
 }
 
 SimDevice::~SimDevice() {
@@ -60,13 +79,13 @@ Source SimDevice::stage_source(ObjectKey key) const {
   return object_size(key) >= 0 ? Source::kRemote : Source::kLocal;
 }
 
-void SimDevice::set_interference(const Interference& window) {
+int SimDevice::set_interference(const Interference& window) {
   if (window.active() && (window.start < 0 || !(window.rate_factor > 0) || window.rate_factor > 1))
-    throw std::invalid_argument("sim device: interference start < 0 or factor outside (0, 1]");
+    return -EINVAL;
   for (uint64_t id : window_timers_) events_.cancel(id);
   window_timers_.clear();
   interference_ = window;
-  if (!window.active()) return;
+  if (!window.active()) return 0;
   // At each edge of the window the flows in service get their new shares.
   for (TimeNs edge : {window.start, window.end}) {
     window_timers_.push_back(events_.schedule_at(std::max(edge, events_.now()), [this] {
@@ -76,6 +95,7 @@ void SimDevice::set_interference(const Interference& window) {
   }
   advance();
   reschedule();
+  return 0;
 }
 
 void SimDevice::inject_stage_error(ObjectKey key, int error) { injected_errors_[key] = error; }

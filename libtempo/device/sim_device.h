@@ -56,8 +56,13 @@ struct SimRemote {
 
 class SimDevice final : public Device {
  public:
-  // Throws std::invalid_argument on an invalid configuration (zero rate/slots, unknown
-  // policy; a remote source with zero slots, a rate <= 0 or a latency < 0).
+  // 0, or -EINVAL with `error` saying why: zero capacity, rates or slots, a negative
+  // latency, an eviction policy the fast tier does not run, a remote source with zero slots,
+  // a rate <= 0 or a latency < 0.
+  static int validate(const SimDeviceConfig& config, const std::optional<SimRemote>& remote,
+                      std::string* error);
+  // A configuration validate() accepts: every caller checks first (a context's settings,
+  // SimStack, the replay's stacks); one it refuses is a defect and aborts with the reason.
   SimDevice(Scheduler& events, SimDeviceConfig config,
             std::optional<SimRemote> remote = std::nullopt);
   ~SimDevice() override;
@@ -76,8 +81,8 @@ class SimDevice final : public Device {
   // Drops every unpinned resident object (the paper's "reset the fast tier").
   void drop_unpinned();
   // From now on the aggregate rate follows `window` (at most one; it replaces any earlier).
-  // Throws std::invalid_argument for a start < 0 or a factor outside (0, 1].
-  void set_interference(const Interference& window);
+  // 0, or -EINVAL for a start < 0 or a factor outside (0, 1] (nothing changes then).
+  int set_interference(const Interference& window);
 
   DeviceInfo info() const override;
   DeviceStats stats() const override { return stats_; }

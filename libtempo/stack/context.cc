@@ -108,7 +108,9 @@ int Context::create(const Settings& s, std::unique_ptr<Context>* out, std::strin
   }
   try {
     if (s.device == "sim") {
-      auto dev = std::make_unique<SimDevice>(*c->driver_, sim_device_config(s));
+      const SimDeviceConfig sim = sim_device_config(s);
+      if (const int r = SimDevice::validate(sim, std::nullopt, error); r != 0) return r;
+      auto dev = std::make_unique<SimDevice>(*c->driver_, sim);
       c->sim_ = dev.get();
       c->owned_device_ = std::move(dev);
     } else if (s.device == "kmod") {

@@ -22,8 +22,8 @@ void rebase(RequestRecord* r, TimeNs start) {
 }  // namespace
 
 ReplayEngine::ReplayEngine(const ReplayWorkload& w, const std::vector<size_t>& mine, uint32_t index,
-         ServingStack& stack, const EngineConfig& cfg, const StepCosts& costs, OrderSink order,
-         const std::unordered_set<ObjectKey>* reusable)
+                           ServingStack& stack, const EngineConfig& cfg, const StepCosts& costs,
+                           OrderSink order, const std::unordered_set<ObjectKey>* reusable)
     : cfg_(cfg),
       costs_(costs),
       st_(stack),
@@ -39,8 +39,7 @@ ReplayEngine::ReplayEngine(const ReplayWorkload& w, const std::vector<size_t>& m
     throw std::invalid_argument("max_active and generation_limit must be positive");
   layered_ = cfg.layer_wise != LayerWise::kOff;
   if (layered_ && (dax_ || cfg.layer_groups == 0 || cfg.layer_groups > kMaxLayerGroups))
-    throw std::invalid_argument("layer-wise loading takes 1 to " +
-                                std::to_string(kMaxLayerGroups) +
+    throw std::invalid_argument("layer-wise loading takes 1 to " + std::to_string(kMaxLayerGroups) +
                                 " layer groups and a commitment policy (not dax-l1)");
   live_.resize(mine.size());
   for (size_t k = 0; k < mine.size(); ++k) {

@@ -69,8 +69,7 @@ void ReplayEngine::on_reported(uint64_t key, std::span<const ClaimId> claims) {
 
 TimeNs ReplayEngine::committed_ready_in(const LiveRequest& l) const {
   ClaimView v;
-  if (!l.claim || st_.claims().query(l.claim, &v) != 0 || v.state != ClaimState::kStaging)
-    return 0;
+  if (!l.claim || st_.claims().query(l.claim, &v) != 0 || v.state != ClaimState::kStaging) return 0;
   return v.ttr.value_or(0);
 }
 

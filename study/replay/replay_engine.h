@@ -60,8 +60,8 @@ class ReplayEngine final : private RuntimeListener, private WaitingView {
   // `reusable`: the objects later requests reuse, which a request that computes them saves
   // (null: nothing is saved, the workload's objects are all preloaded).
   ReplayEngine(const ReplayWorkload& w, const std::vector<size_t>& mine, uint32_t index,
-         ServingStack& stack, const EngineConfig& cfg, const StepCosts& costs, OrderSink order,
-         const std::unordered_set<ObjectKey>* reusable);
+               ServingStack& stack, const EngineConfig& cfg, const StepCosts& costs,
+               OrderSink order, const std::unordered_set<ObjectKey>* reusable);
   bool done() const { return finished_ == live_.size(); }
   uint64_t copied_bytes() const { return copied_bytes_; }
   // On the driver: request k (of mine) arrives at `start` plus its arrival time.

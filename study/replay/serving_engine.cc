@@ -306,7 +306,8 @@ RunResult run_serving(const ReplayWorkload& workload, const SimStackConfig& stac
   std::vector<ServingStack*> stacks;
   for (uint32_t h = 0; h < std::max(deployment.hosts, 1u); ++h) {
     hosts.push_back(std::make_unique<SimServingStack>(driver, s, pool.get()));
-    hosts.back()->device().set_interference(interference);
+    if (hosts.back()->device().set_interference(interference) != 0)
+      throw std::invalid_argument("interference: a start < 0 or a factor outside (0, 1]");
     stacks.push_back(hosts.back().get());
   }
   RunResult r = serve_fleet(workload, stacks, engine, deployment, costs, pool.get());

@@ -64,7 +64,7 @@ class SimServingStack final : public ServingStack {
   // configuration.
   SimServingStack(VirtualDriver& driver, const SimStackConfig& config, ClusterPool* pool = nullptr)
       : driver_(driver),
-        device_(driver, config.device, config.remote),
+        device_(driver, checked(config).device, config.remote),
         pool_(pool),
         stack_(driver, driver.clock(), device_, StackConfig{config.provider, config.controller}) {}
   SimDevice& device() { return device_; }
@@ -77,6 +77,12 @@ class SimServingStack final : public ServingStack {
   void save(const KvObject& object) override;
 
  private:
+  static const SimStackConfig& checked(const SimStackConfig& config) {
+    if (std::string why; SimDevice::validate(config.device, config.remote, &why) != 0)
+      throw std::invalid_argument(why);
+    return config;
+  }
+
   VirtualDriver& driver_;
   SimDevice device_;
   ClusterPool* pool_;

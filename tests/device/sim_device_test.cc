@@ -166,13 +166,24 @@ TEST_F(SimDeviceTest, BadInputGetsErrnoAndChangesNothing) {
   EXPECT_EQ(dev->stats().pins, 0u);
 }
 
-TEST_F(SimDeviceTest, InvalidConfigurationThrows) {
+TEST_F(SimDeviceTest, InvalidConfigurationIsEinvalWithTheReason) {
+  std::string why;
+  EXPECT_EQ(SimDevice::validate(cfg(), std::nullopt, &why), 0);
   auto c = cfg();
   c.staging_slots = 0;
-  EXPECT_THROW(SimDevice(events, c), std::invalid_argument);
+  EXPECT_EQ(SimDevice::validate(c, std::nullopt, &why), -EINVAL);
+  EXPECT_EQ(why, "sim device: staging_slots is 0");
   c = cfg();
-  c.eviction = "nope";
-  EXPECT_THROW(SimDevice(events, c), std::invalid_argument);
+  c.eviction = "min";  // the study's, not the fast tier's
+  EXPECT_EQ(SimDevice::validate(c, std::nullopt, &why), -EINVAL);
+  EXPECT_EQ(why, "sim device: eviction policy 'min' is not one a fast tier runs");
+}
+
+// A configuration no caller validated is a defect: the device says why and aborts.
+TEST_F(SimDeviceTest, AnUnvalidatedConfigurationAborts) {
+  auto c = cfg();
+  c.staging_rate_bps = 0;
+  EXPECT_DEATH(SimDevice(events, c), "sim device: staging_rate <= 0");
 }
 
 TEST_F(SimDeviceTest, TheRemoteSourceHasItsOwnSlotsLatencyAndRate) {
@@ -202,12 +213,13 @@ TEST_F(SimDeviceTest, TheRemoteSourceHasItsOwnSlotsLatencyAndRate) {
 TEST_F(SimDeviceTest, RemoteObjectsNeedARemoteSource) {
   make(cfg());
   EXPECT_EQ(dev->add_object(11, 200, Source::kRemote), -EINVAL);
-  EXPECT_THROW(SimDevice(events, cfg(), SimRemote{{0, 400.0, 0}, {1, 400.0, 0}}),
-               std::invalid_argument);
-  EXPECT_THROW(SimDevice(events, cfg(), SimRemote{{1, 400.0, 0}, {1, 0.0, 0}}),
-               std::invalid_argument);
-  EXPECT_THROW(SimDevice(events, cfg(), SimRemote{{1, 400.0, -1}, {1, 400.0, 0}}),
-               std::invalid_argument);
+  for (const SimRemote& bad :
+       {SimRemote{{0, 400.0, 0}, {1, 400.0, 0}}, SimRemote{{1, 400.0, 0}, {1, 0.0, 0}},
+        SimRemote{{1, 400.0, -1}, {1, 400.0, 0}}}) {
+    std::string why;
+    EXPECT_EQ(SimDevice::validate(cfg(), bad, &why), -EINVAL);
+    EXPECT_EQ(why, "sim device: remote slots 0, rate <= 0 or latency < 0");
+  }
 }
 
 // A shared pool whose objects appear while the devices run.
