@@ -72,6 +72,20 @@ on_disk huge "$HUGE" 4
 check_unload_while_filling
 mark "hostile backing devices"
 
+# Eviction notices to 4,000 subscribers (fanout): a 256 MiB tier of 4 KiB extents on the
+# huge disk, evicted whole by one STAGE. The hung-task detector looks every 10 s meanwhile
+# (dmesg_clean reports what it finds).
+hung_s=$(cat /proc/sys/kernel/hung_task_timeout_secs)
+echo 10 >/proc/sys/kernel/hung_task_timeout_secs
+load backing="$HUGE" fast_mb=256 extent_kb=4
+result kmod.load_fanout $?
+if [ -c /dev/tempo0 ]; then
+	suite tempo-vmtest run /dev/tempo0 "$HUGE" fanout
+	rmmod tempo
+fi
+echo "$hung_s" >/proc/sys/kernel/hung_task_timeout_secs
+mark "fanout"
+
 # 4. The fast tier on the emulated CXL Type-3 device's /dev/dax0.0.
 cxl_devdax
 rc=$?

@@ -59,10 +59,11 @@ suite_hung() {
 	kill -9 $pids 2>/dev/null
 	result "$(basename "$1").hung" 1 "still running after ${SUITE_SECONDS}s (stacks above)"
 }
-# No kernel warning, BUG, oops or lockdep report since boot.
+# No kernel warning, BUG, oops, lockdep or hung-task report since boot.
 # (The one warning hwcheck_stops_at_kernel_warning injects on purpose is tagged and left out.)
 dmesg_clean() {
-	! dmesg | grep -v "$INJECTED" | grep -E 'WARNING:|BUG:|Oops|general protection|possible circular|tempo: .*leak'
+	! dmesg | grep -v "$INJECTED" |
+		grep -E 'WARNING:|BUG:|Oops|general protection|possible circular|blocked for more than|tempo: .*leak'
 }
 # checked NAME CMD...: a program whose PASS/FAIL lines are counted, and its exit (a crash
 # is a FAIL, with its last output lines; bounded by 120 s).

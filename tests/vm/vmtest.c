@@ -6,7 +6,7 @@
 //   tempo-vmtest stage-exit DEV OFFSET LENGTH  stage a range and exit without waiting
 //   tempo-vmtest daxhold DAXDEV BYTES READY    use a dax device as another program would
 // Groups: api badinput data fdclose concurrency trace events hostile slow huge fdlimit fuzz
-// memcg (TEMPO_VMTEST_ONLY=name,name... runs only the tests named).
+// memcg fanout (TEMPO_VMTEST_ONLY=name,name... runs only the tests named).
 // Nothing writes to DISK.
 #define _GNU_SOURCE
 #include "vmtest.h"
@@ -188,7 +188,7 @@ static const struct {
 } kGroups[] = {
 #ifdef TEMPO_IOC_SET_EVENTS
     {"api", tests_api},           {"events", tests_events},
-    {"fuzz", tests_fuzz},
+    {"fuzz", tests_fuzz},         {"fanout", tests_fanout},
 #endif
     {"badinput", tests_badinput}, {"data", tests_data},
     {"fdclose", tests_fdclose},   {"concurrency", tests_concurrency},

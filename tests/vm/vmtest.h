@@ -103,6 +103,7 @@ void tests_huge(void);
 void tests_fdlimit(void);
 void tests_memcg(void);
 void tests_fuzz(void);
+void tests_fanout(void);
 
 // The slow test disk (init.sh): reads in this range fail with EIO.
 #define SLOW_BAD_OFFSET (4ULL << 20)
