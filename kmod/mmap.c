@@ -60,6 +60,7 @@ static vm_fault_t tempo_map_extent_locked(struct vm_fault *vmf, struct tempo_slo
 	unsigned long i, n = dev->extent_bytes >> PAGE_SHIFT;
 	vm_fault_t ret;
 
+	lockdep_assert_held(&dev->lock);
 	ret = vmf_insert_pfn(vma, vmf->address, slot->pfn + (vmf->pgoff - first));
 	for (i = 0; i < n && !(ret & VM_FAULT_ERROR); i++) {
 		unsigned long addr;

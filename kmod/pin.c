@@ -17,13 +17,16 @@
 
 static u64 tempo_file_pin_entry_locked(struct tempo_file *tf, u64 ext)
 {
-	void *entry = xa_load(&tf->pins, ext);
+	void *entry;
 
+	lockdep_assert_held(&tf->dev->lock);
+	entry = xa_load(&tf->pins, ext);
 	return entry ? xa_to_value(entry) : 0;
 }
 
 static u32 tempo_file_own_pins_locked(struct tempo_file *tf, u64 ext)
 {
+	lockdep_assert_held(&tf->dev->lock);
 	return lower_32_bits(tempo_file_pin_entry_locked(tf, ext));
 }
 
@@ -31,6 +34,7 @@ static u32 tempo_file_all_pins_locked(struct tempo_file *tf, u64 ext)
 {
 	u64 v = tempo_file_pin_entry_locked(tf, ext);
 
+	lockdep_assert_held(&tf->dev->lock);
 	return lower_32_bits(v) + (u32)(v >> TEMPO_PIN_BATCH_SHIFT);
 }
 
@@ -45,6 +49,7 @@ int tempo_file_pin_check_locked(struct tempo_file *tf, const u64 *exts, u32 nr)
 	u64 new_exts = 0;
 	u32 i;
 
+	lockdep_assert_held(&dev->lock);
 	for (i = 0; i < nr; i++) {
 		struct tempo_slot *slot = xa_load(&dev->map, exts[i]);
 		u32 n = tempo_file_all_pins_locked(tf, exts[i]);
@@ -65,6 +70,7 @@ int tempo_file_pin_reserve_locked(struct tempo_file *tf, const u64 *exts, u32 nr
 	u32 i;
 	int ret;
 
+	lockdep_assert_held(&tf->dev->lock);
 	for (i = 0; i < nr; i++) {
 		ret = xa_reserve(&tf->pins, exts[i], TEMPO_GFP_FILE);
 		if (ret) {
@@ -78,6 +84,7 @@ int tempo_file_pin_reserve_locked(struct tempo_file *tf, const u64 *exts, u32 nr
 
 static void tempo_file_pin_set_locked(struct tempo_file *tf, u64 ext, u64 old, u64 v)
 {
+	lockdep_assert_held(&tf->dev->lock);
 	if (!old && v)
 		tf->nr_pinned++;
 	if (v) {
@@ -93,6 +100,7 @@ void tempo_file_pin_add_locked(struct tempo_file *tf, u64 ext, bool batch)
 {
 	u64 v = tempo_file_pin_entry_locked(tf, ext);
 
+	lockdep_assert_held(&tf->dev->lock);
 	tempo_file_pin_set_locked(tf, ext, v, v + (batch ? 1ULL << TEMPO_PIN_BATCH_SHIFT : 1));
 }
 
@@ -100,6 +108,7 @@ void tempo_file_pin_drop_locked(struct tempo_file *tf, u64 ext, bool batch)
 {
 	u64 v = tempo_file_pin_entry_locked(tf, ext);
 
+	lockdep_assert_held(&tf->dev->lock);
 	tempo_file_pin_set_locked(tf, ext, v, v - (batch ? 1ULL << TEMPO_PIN_BATCH_SHIFT : 1));
 }
 
@@ -108,6 +117,7 @@ void tempo_file_pin_settle_locked(struct tempo_file *tf, u64 ext)
 {
 	u64 v = tempo_file_pin_entry_locked(tf, ext);
 
+	lockdep_assert_held(&tf->dev->lock);
 	tempo_file_pin_set_locked(tf, ext, v, v - (1ULL << TEMPO_PIN_BATCH_SHIFT) + 1);
 }
 
@@ -213,6 +223,7 @@ out_unlock:
 /* Every TEMPO_QUERY_CHUNK visits, lets others have dev->lock and the CPU. */
 static void tempo_query_breathe_locked(struct tempo_dev *dev, u32 *n)
 {
+	lockdep_assert_held(&dev->lock);
 	if (++*n % TEMPO_QUERY_CHUNK)
 		return;
 	mutex_unlock(&dev->lock);

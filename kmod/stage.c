@@ -34,6 +34,7 @@ static void tempo_batch_free(struct tempo_batch *b)
 /* Drops the pin the batch holds on one extent. Caller holds dev->lock. */
 static void tempo_batch_unpin_locked(struct tempo_dev *dev, struct tempo_batch_ext *be)
 {
+	lockdep_assert_held(&dev->lock);
 	tempo_file_pin_drop_locked(be->batch->tf, be->ext, true);
 	tempo_unpin_slot_locked(dev, be->slot, 1);
 	be->pinned = false;
@@ -83,6 +84,7 @@ void tempo_batch_ext_done_locked(struct tempo_dev *dev, struct tempo_batch_ext *
 {
 	struct tempo_batch *b = be->batch;
 
+	lockdep_assert_held(&dev->lock);
 	/* the failed slot is freed next: the batch's pin on it goes now */
 	if (status && be->pinned)
 		tempo_batch_unpin_locked(dev, be);
@@ -117,6 +119,7 @@ static int tempo_stage_admit_locked(struct tempo_file *tf, const u64 *exts, u32 
 	struct tempo_dev *dev = tf->dev;
 	u32 i, need = 0, lru_in_batch = 0, new_pins = 0;
 
+	lockdep_assert_held(&dev->lock);
 	for (i = 0; i < nr; i++) {
 		struct tempo_slot *slot = xa_load(&dev->map, exts[i]);
 
@@ -145,6 +148,7 @@ static int tempo_map_reserve_locked(struct tempo_dev *dev, const u64 *exts, u32 
 	u32 i;
 	int ret;
 
+	lockdep_assert_held(&dev->lock);
 	for (i = 0; i < nr; i++) {
 		ret = xa_reserve(&dev->map, exts[i], GFP_KERNEL);
 		if (ret) {
@@ -162,6 +166,7 @@ static void tempo_stage_attach_locked(struct tempo_file *tf, struct tempo_batch_
 {
 	struct tempo_dev *dev = tf->dev;
 
+	lockdep_assert_held(&dev->lock);
 	be->slot = slot;
 	if (pin) {
 		tempo_pin_slot_locked(dev, slot);
@@ -224,6 +229,7 @@ static void tempo_stage_submit(struct tempo_dev *dev, struct tempo_stage_work *w
 /* After every TEMPO_STAGE_CHUNK extents: submits the fills and releases dev->lock a moment. */
 static void tempo_stage_breathe_locked(struct tempo_dev *dev, struct tempo_stage_work *w, u32 n)
 {
+	lockdep_assert_held(&dev->lock);
 	w->visits += n;
 	if (w->visits < TEMPO_STAGE_CHUNK)
 		return;
