@@ -83,6 +83,8 @@ static int tempo_open(struct inode *inode, struct file *file)
 	struct tempo_dev *dev = container_of(file->private_data, struct tempo_dev, misc);
 	struct tempo_file *tf;
 
+	if (READ_ONCE(dev->tier_lost))
+		return -EIO;
 	tf = kzalloc(sizeof(*tf), TEMPO_GFP_FILE);
 	if (!tf)
 		return -ENOMEM;
@@ -172,6 +174,8 @@ static long tempo_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	struct tempo_file *tf = file->private_data;
 	void __user *argp = (void __user *)arg;
 
+	if (READ_ONCE(tf->dev->tier_lost))
+		return -EIO;
 	/*
 	 * Staging, pins and RESET change what the fast tier holds for everyone: only a file
 	 * opened for writing may ask (a daemon hands its clients read-only files to map).
@@ -298,28 +302,11 @@ static int __init tempo_init(void)
 		goto out_put_bdev;
 	}
 
-	ret = tempo_tier_init(dev,
-			      (u64)(fast_mb
-					    ?: tempo_dax_name() ? 0
-								: TEMPO_DEFAULT_FAST_MB)
-				      << 20,
-			      tempo_dax_name(), dax_dma);
-	if (ret) {
-		pr_err("tempo: fast tier setup failed: %d\n", ret);
-		goto out_put_bdev;
-	}
-	fast = (u64)dev->nr_slots * dev->extent_bytes;
-	dev->pin_limit_bytes =
-		pin_limit_mb ? min_t(u64, (u64)pin_limit_mb << 20, fast) : fast / 4 * 3;
-	dev->fd_pin_limit_bytes =
-		fd_pin_limit_mb ? min_t(u64, (u64)fd_pin_limit_mb << 20, dev->pin_limit_bytes)
-				: dev->pin_limit_bytes;
-
+	/* before the tier: a DAX tier can be lost (tempo_tier_lose()) as soon as it is bound */
 	ret = -ENOMEM;
 	dev->wq = alloc_workqueue("tempo", WQ_MEM_RECLAIM, 0);
 	if (!dev->wq)
-		goto out_tier_exit;
-
+		goto out_put_bdev;
 	tempo_mnt = kern_mount(&tempo_fs_type);
 	if (IS_ERR(tempo_mnt)) {
 		ret = PTR_ERR(tempo_mnt);
@@ -331,13 +318,30 @@ static int __init tempo_init(void)
 		goto out_unmount;
 	}
 
+	ret = tempo_tier_init(dev,
+			      (u64)(fast_mb
+					    ?: tempo_dax_name() ? 0
+								: TEMPO_DEFAULT_FAST_MB)
+				      << 20,
+			      tempo_dax_name(), dax_dma);
+	if (ret) {
+		pr_err("tempo: fast tier setup failed: %d\n", ret);
+		goto out_put_inode;
+	}
+	fast = (u64)dev->nr_slots * dev->extent_bytes;
+	dev->pin_limit_bytes =
+		pin_limit_mb ? min_t(u64, (u64)pin_limit_mb << 20, fast) : fast / 4 * 3;
+	dev->fd_pin_limit_bytes =
+		fd_pin_limit_mb ? min_t(u64, (u64)fd_pin_limit_mb << 20, dev->pin_limit_bytes)
+				: dev->pin_limit_bytes;
+
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = "tempo0";
 	dev->misc.fops = &tempo_fops;
 	dev->misc.mode = 0600;
 	ret = misc_register(&dev->misc);
 	if (ret)
-		goto out_put_inode;
+		goto out_tier_exit;
 
 	tempo_dev = dev;
 	pr_info("tempo: tempo0 on %s: size %llu fast %llu (%s) extent %llu pin_limit %llu\n",
@@ -345,14 +349,14 @@ static int __init tempo_init(void)
 		dev->extent_bytes, dev->pin_limit_bytes);
 	return 0;
 
+out_tier_exit:
+	tempo_tier_exit(dev);
 out_put_inode:
 	iput(dev->inode);
 out_unmount:
 	kern_unmount(tempo_mnt);
 out_destroy_wq:
 	destroy_workqueue(dev->wq);
-out_tier_exit:
-	tempo_tier_exit(dev);
 out_put_bdev:
 	tempo_bdev_close(&dev->backing, dev);
 out_records_exit:
@@ -369,9 +373,9 @@ static void __exit tempo_exit(void)
 	misc_deregister(&dev->misc);
 	/* no fill is in flight (each holds the module); the last one's work may still return */
 	destroy_workqueue(dev->wq);
+	tempo_tier_exit(dev);
 	iput(dev->inode);
 	kern_unmount(tempo_mnt);
-	tempo_tier_exit(dev);
 	tempo_bdev_close(&dev->backing, dev);
 	tempo_records_exit(dev);
 	kfree(dev);

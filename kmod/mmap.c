@@ -95,6 +95,11 @@ static vm_fault_t tempo_fault(struct vm_fault *vmf)
 	if (!retried)
 		dev->stats.faults++;
 	for (;;) {
+		/* the DAX range went away: no fill starts, no pfn of it is mapped */
+		if (dev->tier_lost) {
+			mutex_unlock(&dev->lock);
+			return VM_FAULT_SIGBUS;
+		}
 		slot = xa_load(&dev->map, ext);
 		if (slot && slot->state == TEMPO_SLOT_RESIDENT)
 			break;
@@ -157,6 +162,8 @@ int tempo_mmap(struct file *file, struct vm_area_struct *vma)
 	struct tempo_file *tf = file->private_data;
 	u64 len = vma->vm_end - vma->vm_start;
 
+	if (READ_ONCE(tf->dev->tier_lost))
+		return -EIO;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
 	if (vma->vm_pgoff > (tf->dev->size >> PAGE_SHIFT) ||

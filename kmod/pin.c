@@ -39,14 +39,13 @@ static u32 tempo_file_all_pins_locked(struct tempo_file *tf, u64 ext)
 }
 
 /*
- * Checks the per-fd and per-extent pin caps for one more pin on each extent:
- * at most TEMPO_FD_EXTENT_PINS by one fd on one extent, at most U32_MAX on an
- * extent in all, at most fd_pin_limit_bytes of distinct extents per fd.
+ * Checks the per-extent pin caps for one more pin on each extent (at most
+ * TEMPO_FD_EXTENT_PINS by one fd on one extent, at most U32_MAX on an extent
+ * in all) and adds to *new_exts those this fd does not pin yet.
  */
-int tempo_file_pin_check_locked(struct tempo_file *tf, const u64 *exts, u32 nr)
+int tempo_file_pin_count_locked(struct tempo_file *tf, const u64 *exts, u32 nr, u64 *new_exts)
 {
 	struct tempo_dev *dev = tf->dev;
-	u64 new_exts = 0;
 	u32 i;
 
 	lockdep_assert_held(&dev->lock);
@@ -57,11 +56,19 @@ int tempo_file_pin_check_locked(struct tempo_file *tf, const u64 *exts, u32 nr)
 		if (n >= TEMPO_FD_EXTENT_PINS || (slot && slot->pins == U32_MAX))
 			return -EDQUOT;
 		if (!n)
-			new_exts++;
+			(*new_exts)++;
 	}
-	if ((tf->nr_pinned + new_exts) * dev->extent_bytes > dev->fd_pin_limit_bytes)
-		return -EDQUOT;
 	return 0;
+}
+
+/* At most fd_pin_limit_bytes of distinct extents per fd, new_exts more included. */
+int tempo_file_pin_fits_locked(struct tempo_file *tf, u64 new_exts)
+{
+	struct tempo_dev *dev = tf->dev;
+
+	lockdep_assert_held(&dev->lock);
+	return (tf->nr_pinned + new_exts) * dev->extent_bytes > dev->fd_pin_limit_bytes ? -EDQUOT
+											: 0;
 }
 
 /* Reserves pin-table entries so the adds that follow cannot fail. */
@@ -152,7 +159,7 @@ long tempo_ioctl_pin(struct tempo_file *tf, void __user *argp)
 {
 	struct tempo_dev *dev = tf->dev;
 	u32 nr_ext, new_pins = 0, i;
-	u64 *exts;
+	u64 *exts, new_exts = 0;
 	long ret;
 
 	ret = tempo_copy_pin(tf, argp, &exts, &nr_ext);
@@ -172,7 +179,9 @@ long tempo_ioctl_pin(struct tempo_file *tf, void __user *argp)
 	ret = -EDQUOT;
 	if (((u64)dev->nr_pinned + new_pins) * dev->extent_bytes > dev->pin_limit_bytes)
 		goto out_unlock;
-	ret = tempo_file_pin_check_locked(tf, exts, nr_ext);
+	ret = tempo_file_pin_count_locked(tf, exts, nr_ext, &new_exts);
+	if (!ret)
+		ret = tempo_file_pin_fits_locked(tf, new_exts);
 	if (ret)
 		goto out_unlock;
 	ret = tempo_file_pin_reserve_locked(tf, exts, nr_ext);

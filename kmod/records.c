@@ -217,11 +217,13 @@ static void tempo_pop_record(struct tempo_file *tf, const struct tempo_next *nex
 	mutex_unlock(&tf->dev->lock);
 }
 
+/* A record to read, or the tier is lost (read() then fails). */
 static bool tempo_records_queued(struct tempo_file *tf)
 {
 	return !list_empty_careful(&tf->cq) ||
 	       (READ_ONCE(tf->events) &&
-		READ_ONCE(tf->notice_pos) != READ_ONCE(tf->dev->notice_head));
+		READ_ONCE(tf->notice_pos) != READ_ONCE(tf->dev->notice_head)) ||
+	       READ_ONCE(tf->dev->tier_lost);
 }
 
 /*
@@ -268,6 +270,12 @@ ssize_t tempo_read(struct file *file, char __user *buf, size_t count, loff_t *pp
 	if (mutex_lock_interruptible(&tf->read_lock))
 		return -ERESTARTSYS;
 	while (copied + sz <= count) {
+		if (READ_ONCE(tf->dev->tier_lost)) {
+			if (copied)
+				break;
+			ret = -EIO;
+			goto out_unlock;
+		}
 		if (!tempo_peek_record(tf, &rec, &next)) {
 			if (copied)
 				break;
@@ -302,5 +310,7 @@ __poll_t tempo_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &tf->dev->notice_wait, wait);
 	/* pairs with wq_has_sleeper() in tempo_notify_locked() */
 	smp_mb();
+	if (READ_ONCE(tf->dev->tier_lost))
+		return EPOLLIN | EPOLLRDNORM | EPOLLERR;
 	return tempo_records_queued(tf) ? EPOLLIN | EPOLLRDNORM : 0;
 }

@@ -109,37 +109,55 @@ void tempo_file_release_batches_locked(struct tempo_file *tf)
 	tf->closed = true;
 }
 
-/*
- * Checks that the fast tier can take the batch: extents not yet in the map
- * need a slot (free, or evictable and not part of this batch), and with
- * TEMPO_STAGE_F_PIN newly pinned extents must fit the pin limits.
- */
-static int tempo_stage_admit_locked(struct tempo_file *tf, const u64 *exts, u32 nr, bool pin)
+/* What admitting extents adds up (tempo_stage_tally_locked()). */
+struct tempo_admit {
+	u32 need; /* extents without a slot */
+	u32 lru; /* extents resident and unpinned: touched or pinned, not evicted */
+	u32 new_pins; /* with TEMPO_STAGE_F_PIN: extents no fd pins yet */
+	u64 new_fd_exts; /* with TEMPO_STAGE_F_PIN: extents this fd pins not yet */
+};
+
+/* Adds extents to a tally; with pin, checks each extent's pin caps (-EDQUOT). */
+static int tempo_stage_tally_locked(struct tempo_file *tf, const u64 *exts, u32 nr, bool pin,
+				    struct tempo_admit *a)
 {
 	struct tempo_dev *dev = tf->dev;
-	u32 i, need = 0, lru_in_batch = 0, new_pins = 0;
+	u32 i;
 
 	lockdep_assert_held(&dev->lock);
 	for (i = 0; i < nr; i++) {
 		struct tempo_slot *slot = xa_load(&dev->map, exts[i]);
 
 		if (!slot) {
-			need++;
-			new_pins++;
+			a->need++;
+			a->new_pins++;
 			continue;
 		}
 		if (slot->state == TEMPO_SLOT_RESIDENT && !slot->pins)
-			lru_in_batch++;
+			a->lru++;
 		if (!slot->pins)
-			new_pins++;
+			a->new_pins++;
 	}
-	if (need > dev->nr_free + dev->nr_lru - lru_in_batch)
+	return pin ? tempo_file_pin_count_locked(tf, exts, nr, &a->new_fd_exts) : 0;
+}
+
+/*
+ * Whether the fast tier can take what was tallied: extents not yet mapped need
+ * a slot (free, or evictable and not one of them), and with pin, newly pinned
+ * extents must fit the pin limits.
+ */
+static int tempo_stage_fits_locked(struct tempo_file *tf, const struct tempo_admit *a, bool pin)
+{
+	struct tempo_dev *dev = tf->dev;
+
+	lockdep_assert_held(&dev->lock);
+	if ((u64)a->need + a->lru > (u64)dev->nr_free + dev->nr_lru)
 		return -ENOSPC;
 	if (!pin)
 		return 0;
-	if (((u64)dev->nr_pinned + new_pins) * dev->extent_bytes > dev->pin_limit_bytes)
+	if (((u64)dev->nr_pinned + a->new_pins) * dev->extent_bytes > dev->pin_limit_bytes)
 		return -EDQUOT;
-	return tempo_file_pin_check_locked(tf, exts, nr);
+	return tempo_file_pin_fits_locked(tf, a->new_fd_exts);
 }
 
 /* Reserves map entries for the extents not yet mapped, so stores cannot fail. */
@@ -252,10 +270,13 @@ static int tempo_stage_piece_locked(struct tempo_file *tf, struct tempo_batch *b
 				    bool pin, bool take, struct tempo_stage_work *w)
 {
 	struct tempo_dev *dev = tf->dev;
+	struct tempo_admit a = {};
 	u32 nr = 0, i;
 	int ret;
 
 	lockdep_assert_held(&dev->lock);
+	if (dev->tier_lost)
+		return -EIO;
 	for (i = first; i < first + n; i++) {
 		struct tempo_batch_ext *be = &b->ext[i];
 
@@ -264,7 +285,9 @@ static int tempo_stage_piece_locked(struct tempo_file *tf, struct tempo_batch *b
 		w->exts[nr] = be->ext;
 		w->be[nr++] = be;
 	}
-	ret = tempo_stage_admit_locked(tf, w->exts, nr, pin);
+	ret = tempo_stage_tally_locked(tf, w->exts, nr, pin, &a);
+	if (!ret)
+		ret = tempo_stage_fits_locked(tf, &a, pin);
 	if (ret)
 		return ret;
 	ret = take ? tempo_map_reserve_locked(dev, w->exts, nr) : 0;
@@ -296,9 +319,24 @@ static int tempo_stage_piece_locked(struct tempo_file *tf, struct tempo_batch *b
 	return 0;
 }
 
+/* -EIO once the tier is lost; -EAGAIN past the fd's bounds on batches; else 0. */
+static int tempo_stage_room_locked(struct tempo_file *tf, u32 nr_ext)
+{
+	struct tempo_dev *dev = tf->dev;
+
+	lockdep_assert_held(&dev->lock);
+	if (dev->tier_lost)
+		return -EIO;
+	if (tf->nr_batches >= TEMPO_MAX_BATCHES_PER_FD ||
+	    tf->inflight_exts + nr_ext > max_t(u32, dev->nr_slots, TEMPO_MAX_INFLIGHT_EXTS_PER_FD))
+		return -EAGAIN;
+	return 0;
+}
+
 long tempo_ioctl_stage(struct tempo_file *tf, void __user *argp)
 {
 	struct tempo_dev *dev = tf->dev;
+	struct tempo_admit admit = {};
 	struct tempo_stage_work w = {};
 	struct tempo_batch *b;
 	struct tempo_stage s;
@@ -337,12 +375,21 @@ long tempo_ioctl_stage(struct tempo_file *tf, void __user *argp)
 	}
 
 	mutex_lock(&dev->lock);
-	ret = -EAGAIN;
-	if (tf->nr_batches >= TEMPO_MAX_BATCHES_PER_FD ||
-	    tf->inflight_exts + nr_ext > max_t(u32, dev->nr_slots, TEMPO_MAX_INFLIGHT_EXTS_PER_FD))
-		goto out_unlock;
-	/* a batch the tier cannot take is refused now, with nothing done */
-	ret = tempo_stage_admit_locked(tf, exts, nr_ext, pin);
+	/*
+	 * A batch the tier cannot take is refused now, with nothing done: tallied
+	 * TEMPO_STAGE_CHUNK extents per hold of the lock, then judged in one.
+	 */
+	ret = tempo_stage_room_locked(tf, nr_ext);
+	for (i = 0; i < nr_ext && !ret; i += TEMPO_STAGE_CHUNK) {
+		u32 n = min_t(u32, TEMPO_STAGE_CHUNK, nr_ext - i);
+
+		ret = tempo_stage_tally_locked(tf, exts + i, n, pin, &admit);
+		tempo_stage_breathe_locked(dev, &w, n);
+	}
+	if (!ret)
+		ret = tempo_stage_room_locked(tf, nr_ext);
+	if (!ret)
+		ret = tempo_stage_fits_locked(tf, &admit, pin);
 	if (ret)
 		goto out_unlock;
 

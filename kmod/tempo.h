@@ -73,6 +73,8 @@ struct tempo_slot {
 	struct llist_node done_node; /* on dev->fills_done once its read has ended */
 };
 
+struct dev_dax;
+
 struct tempo_dev {
 	struct miscdevice misc;
 	struct tempo_bdev backing; /* held exclusively while loaded */
@@ -94,6 +96,10 @@ struct tempo_dev {
 	void *dax_kaddr; /* TEMPO_FAST_DAX: kernel mapping of the range used */
 	u64 dax_start;
 	u64 dax_claimed; /* bytes of the dax device claimed (all of it) */
+	u64 dax_used; /* bytes of it used as the fast tier */
+	char dax_name[16]; /* the dax device, daxX.Y */
+	struct dev_dax *dax_dev; /* while tempo.ko's dax driver is bound to it */
+	bool dax_leaving; /* tempo.ko unbinds it (rmmod): not a loss */
 	struct dev_pagemap dax_pgmap; /* the struct pages tempo.ko made for the range */
 	bool dax_bounce; /* fill DAX slots by CPU copy from a page bounce buffer */
 	struct tempo_bounce bounce[TEMPO_BOUNCE_BUFS]; /* with dax_bounce */
@@ -102,6 +108,11 @@ struct tempo_dev {
 	wait_queue_head_t bounce_wait;
 
 	struct mutex lock;
+	/*
+	 * Written under lock: the DAX range went away under the module
+	 * (tempo_tier_lose()); every access fails from then on.
+	 */
+	bool tier_lost;
 	struct xarray map; /* protected by lock: extent index -> slot */
 	struct list_head lru; /* protected by lock: oldest first */
 	struct list_head free; /* protected by lock */
@@ -220,8 +231,9 @@ void tempo_lru_touch_locked(struct tempo_dev *dev, struct tempo_slot *slot);
 void tempo_pin_slot_locked(struct tempo_dev *dev, struct tempo_slot *slot);
 void tempo_unpin_slot_locked(struct tempo_dev *dev, struct tempo_slot *slot, u32 count);
 u32 tempo_reset_locked(struct tempo_dev *dev);
+void tempo_tier_lose(struct tempo_dev *dev);
 
-/* dax.c: the Device-DAX instance tempo.ko owns (may sleep) */
+/* dax.c: the Device-DAX instance tempo.ko owns and is the driver of (may sleep) */
 int tempo_dax_attach(struct tempo_dev *dev, const char *name, u64 use_bytes, u64 *bytes);
 void tempo_dax_detach(struct tempo_dev *dev);
 
@@ -245,7 +257,8 @@ __poll_t tempo_poll(struct file *file, poll_table *wait);
 long tempo_ioctl_pin(struct tempo_file *tf, void __user *argp);
 long tempo_ioctl_unpin(struct tempo_file *tf, void __user *argp);
 long tempo_ioctl_query(struct tempo_file *tf, void __user *argp);
-int tempo_file_pin_check_locked(struct tempo_file *tf, const u64 *exts, u32 nr);
+int tempo_file_pin_count_locked(struct tempo_file *tf, const u64 *exts, u32 nr, u64 *new_exts);
+int tempo_file_pin_fits_locked(struct tempo_file *tf, u64 new_exts);
 int tempo_file_pin_reserve_locked(struct tempo_file *tf, const u64 *exts, u32 nr);
 void tempo_file_pin_add_locked(struct tempo_file *tf, u64 ext, bool batch);
 void tempo_file_pin_drop_locked(struct tempo_file *tf, u64 ext, bool batch);

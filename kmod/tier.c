@@ -49,6 +49,7 @@ int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, const char *dax, bool
 		ret = tempo_dax_attach(dev, dax, fast_bytes, &fast_bytes);
 		if (ret)
 			return ret;
+		dev->fast_kind = TEMPO_FAST_DAX;
 	}
 	ret = -EINVAL;
 	dev->nr_slots = fast_bytes >> dev->extent_shift;
@@ -61,7 +62,6 @@ int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, const char *dax, bool
 		goto out;
 
 	if (dax) {
-		dev->fast_kind = TEMPO_FAST_DAX;
 		dev->dax_bounce = !dax_dma;
 		if (dev->dax_bounce) {
 			ret = tempo_bounce_init(dev);
@@ -96,7 +96,7 @@ out_free_slots:
 	kvfree(dev->slots);
 	dev->slots = NULL;
 out:
-	if (dev->dax_kaddr)
+	if (dev->fast_kind == TEMPO_FAST_DAX)
 		tempo_dax_detach(dev);
 	return ret;
 }
@@ -112,10 +112,27 @@ void tempo_tier_exit(struct tempo_dev *dev)
 		kvfree(dev->page_blocks);
 	}
 	tempo_bounce_exit(dev);
-	if (dev->dax_kaddr)
+	if (dev->fast_kind == TEMPO_FAST_DAX)
 		tempo_dax_detach(dev);
 	kvfree(dev->slots);
 	xa_destroy(&dev->map);
+}
+
+/*
+ * The DAX range is going away under the module (dax.c): from now on every
+ * access fails, no mapping reaches the range and no fill starts. Returns once
+ * the last fill into it has ended, so nothing writes there after. May sleep.
+ */
+void tempo_tier_lose(struct tempo_dev *dev)
+{
+	mutex_lock(&dev->lock);
+	WRITE_ONCE(dev->tier_lost, true);
+	unmap_mapping_range(dev->inode->i_mapping, 0, 0, 1);
+	mutex_unlock(&dev->lock);
+	/* blocked readers return EIO, waiting faults SIGBUS */
+	wake_up_all(&dev->notice_wait);
+	wake_up_all(&dev->fill_wait);
+	wait_event(dev->fill_wait, !READ_ONCE(dev->nr_filling));
 }
 
 /*

@@ -5,6 +5,8 @@
 //   tempo-vmtest bench DEV DISK BYTES          staging bandwidth over the first BYTES
 //   tempo-vmtest stage-exit DEV OFFSET LENGTH  stage a range and exit without waiting
 //   tempo-vmtest daxhold DAXDEV BYTES READY    use a dax device as another program would
+//   tempo-vmtest teardown NAME DEV DISK CMD... run CMD (a teardown of the DAX tier's namespace
+//                                              or region) under load (teardown.c)
 // Groups: api badinput data fdclose concurrency trace events hostile slow huge fdlimit fuzz
 // memcg fanout (TEMPO_VMTEST_ONLY=name,name... runs only the tests named).
 // Nothing writes to DISK.
@@ -253,7 +255,8 @@ static int stage_exit(const char* path, const char* off, const char* len) {
 static int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s mkimage FILE BYTES | run [-p] DEV DISK GROUP... | bench DEV DISK BYTES | "
-          "stage-exit DEV OFFSET LENGTH | daxhold DAXDEV BYTES READY\n",
+          "stage-exit DEV OFFSET LENGTH | daxhold DAXDEV BYTES READY | "
+          "teardown NAME DEV DISK CMD...\n",
           argv0);
   return 2;
 }
@@ -262,6 +265,8 @@ int main(int argc, char** argv) {
   if (argc == 4 && !strcmp(argv[1], "mkimage")) return mkimage(argv[2], strtoull(argv[3], 0, 0));
   if (argc == 5 && !strcmp(argv[1], "stage-exit")) return stage_exit(argv[2], argv[3], argv[4]);
   if (argc == 5 && !strcmp(argv[1], "daxhold")) return dax_hold(argv[2], argv[3], argv[4]);
+  if (argc >= 6 && !strcmp(argv[1], "teardown"))
+    return teardown_main(argv[2], argv[3], argv[4], argv + 5);
   if (argc < 2) return usage(argv[0]);
   int a = 2;
   const bool bench = !strcmp(argv[1], "bench");

@@ -105,6 +105,9 @@ void tests_memcg(void);
 void tests_fuzz(void);
 void tests_fanout(void);
 
+// tempo-vmtest teardown (teardown.c).
+int teardown_main(const char* name, const char* dev, const char* disk, char** cmd);
+
 // The slow test disk (init.sh): reads in this range fail with EIO.
 #define SLOW_BAD_OFFSET (4ULL << 20)
 #define SLOW_BAD_BYTES (256ULL << 10)
