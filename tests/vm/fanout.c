@@ -6,40 +6,25 @@
 // rest).
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vmtest.h"
 
 enum { kSubscribers = 4000, kRounds = 5 };
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-struct stats_probe {
-  int fd;
-  volatile int stop;
-  double worst;
-};
-
-static void* probe_main(void* arg) {
-  struct stats_probe* p = arg;
-  struct tempo_stats s;
-  while (!p->stop) {
-    double a = now_s();
-    ioctl(p->fd, TEMPO_IOC_STATS, &s);
-    double d = now_s() - a;
-    if (d > p->worst) p->worst = d;
-    usleep(2000);
-  }
-  return NULL;
+// Opens kSubscribers read-only fds into subs (raising RLIMIT_NOFILE for them): how many.
+static int open_subscribers(int* subs) {
+  struct rlimit rl = {kSubscribers + 64, kSubscribers + 64};
+  CHECK_OK(setrlimit(RLIMIT_NOFILE, &rl));
+  for (int n = 0; n < kSubscribers; n++)
+    if ((subs[n] = open(dut.path, O_RDONLY | O_CLOEXEC)) < 0) {
+      tfail(__FILE__, __LINE__, "open subscriber %d: %s", n, strerrorname(errno));
+      return n;
+    }
+  return kSubscribers;
 }
 
 // Subscribes (mask TEMPO_EVENT_EVICT) or unsubscribes (0) every fd of subs.
@@ -53,22 +38,18 @@ static int set_events(const int* subs, int n, uint32_t mask) {
 // Stages [off, off + len) and waits for its record: seconds from the call to the record,
 // and the slowest STATS another fd made meanwhile.
 static double timed_stage(int fd, uint64_t off, uint64_t len, double* worst_stats) {
-  struct stats_probe p = {.fd = dev_open()};
-  pthread_t t;
+  struct stats_probe p;
   struct tempo_completion c = {0};
-  pthread_create(&t, NULL, probe_main, &p);
+  stats_probe_start(&p, 2000);
   usleep(10000);
   double a = now_s();
   int r = stage1(fd, off, len, 0, off);
   int w = r ? -errno : wait_completion(fd, &c, 300000);
   double took = now_s() - a;
-  p.stop = 1;
-  pthread_join(t, NULL);
-  close(p.fd);
+  *worst_stats = stats_probe_stop(&p);
   CHECK(r == 0 && w == 0 && c.status == 0 && c.read_bytes == len,
         "STAGE at %llu: %s, wait %d, status %d, read %llu", (unsigned long long)off,
-        strerrorname(-r ? errno : 0), w, c.status, (unsigned long long)c.read_bytes);
-  *worst_stats = p.worst;
+        strerrorname(-w), w, c.status, (unsigned long long)c.read_bytes);
   return took;
 }
 
@@ -77,14 +58,7 @@ static void test_stage_evicting_tier(void) {
   static int subs[kSubscribers];
   static struct tempo_completion rec[1024];
   double none = 1e9, with = 1e9, worst_none = 0, worst_subs = 0, w;
-  int fd = dev_open(), n = 0;
-  struct rlimit rl = {kSubscribers + 64, kSubscribers + 64};
-  CHECK_OK(setrlimit(RLIMIT_NOFILE, &rl));
-  for (; n < kSubscribers; n++)
-    if ((subs[n] = open(dut.path, O_RDONLY | O_CLOEXEC)) < 0) {
-      tfail(__FILE__, __LINE__, "open subscriber %d: %s", n, strerrorname(errno));
-      break;
-    }
+  int fd = dev_open(), n = open_subscribers(subs);
   CHECK_OK(ioctl(fd, TEMPO_IOC_RESET, 0));
   timed_stage(fd, 0, tier, &w);  // fills the tier: each STAGE below evicts all of it
   // Rounds without and with subscribers alternate, so a change of the host's load between
@@ -133,14 +107,7 @@ static void test_stage_evicting_tier(void) {
 // took a 24 KiB notice queue before, 128 MiB for 4,000).
 static void test_subscribers_take_no_memory(void) {
   static int subs[kSubscribers];
-  int n = 0;
-  struct rlimit rl = {kSubscribers + 64, kSubscribers + 64};
-  CHECK_OK(setrlimit(RLIMIT_NOFILE, &rl));
-  for (; n < kSubscribers; n++)
-    if ((subs[n] = open(dut.path, O_RDONLY | O_CLOEXEC)) < 0) {
-      tfail(__FILE__, __LINE__, "open subscriber %d: %s", n, strerrorname(errno));
-      break;
-    }
+  const int n = open_subscribers(subs);
   const uint64_t free0 = meminfo_kb("MemFree");
   CHECK_OK(set_events(subs, n, TEMPO_EVENT_EVICT));
   const uint64_t free1 = meminfo_kb("MemFree");

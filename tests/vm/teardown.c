@@ -18,7 +18,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vmtest.h"
@@ -32,10 +31,10 @@ struct loader {
   unsigned seed;
   int fd;
   bool faulter;
-  uint64_t good;   // rounds whose bytes matched
-  uint64_t bad;    // words that differed from the disk
-  uint64_t fails;  // accesses that failed (an errno or SIGBUS)
-  int first_errno; // of the first failure; -SIGBUS for a signal
+  uint64_t good;    // rounds whose bytes matched
+  uint64_t bad;     // words that differed from the disk
+  uint64_t fails;   // accesses that failed (an errno or SIGBUS)
+  int first_errno;  // of the first failure; -SIGBUS for a signal
 };
 
 // where a SIGBUS of this thread's mapping loads returns to (volatile: set around the loads)
@@ -58,7 +57,8 @@ static long sample_mismatch(uint64_t ext) {
   }
   bus_jmp = &jb;
   long bad = 0;
-  for (uint64_t i = 0; i < words; i += kSampleWords) bad += map[first + i] != pattern_word(first + i);
+  for (uint64_t i = 0; i < words; i += kSampleWords)
+    bad += map[first + i] != pattern_word(first + i);
   bad += map[first + words - 1] != pattern_word(first + words - 1);
   bus_jmp = NULL;
   return bad;
@@ -122,12 +122,6 @@ static int run_cmd(char** argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 // After CMD: what each kind of access gets now (0: it worked).
 struct after {
   int stage, query, stats, rd, load, open_, mmap_;
@@ -173,7 +167,8 @@ int teardown_main(const char* name, const char* dev, const char* disk, char** cm
   struct loader l[kThreads];
   pthread_t t[kThreads];
   for (int i = 0; i < kThreads; i++) {
-    l[i] = (struct loader){.seed = 17u * (unsigned)i + 1, .fd = dev_open(), .faulter = i >= kStagers};
+    l[i] =
+        (struct loader){.seed = 17u * (unsigned)i + 1, .fd = dev_open(), .faulter = i >= kStagers};
     pthread_create(&t[i], NULL, loader_main, &l[i]);
   }
   // Every loader got data at least twice, so the load is on when CMD runs.
@@ -198,15 +193,18 @@ int teardown_main(const char* name, const char* dev, const char* disk, char** cm
     close(l[i].fd);
   }
   const struct after a = try_everything(fd);
-  printf("# %s: %s exit %d; %llu good rounds before it (%llu failed), %llu in all; "
-         "%llu failed accesses (first: %s), %llu wrong words\n",
-         name, cmd[0], status, (unsigned long long)good_before, (unsigned long long)fails_before,
-         (unsigned long long)good, (unsigned long long)fails,
-         first_errno == -SIGBUS ? "SIGBUS" : strerrorname(first_errno), (unsigned long long)bad);
+  printf(
+      "# %s: %s exit %d; %llu good rounds before it (%llu failed), %llu in all; "
+      "%llu failed accesses (first: %s), %llu wrong words\n",
+      name, cmd[0], status, (unsigned long long)good_before, (unsigned long long)fails_before,
+      (unsigned long long)good, (unsigned long long)fails,
+      first_errno == -SIGBUS ? "SIGBUS" : strerrorname(first_errno), (unsigned long long)bad);
   printf("# %s: then STAGE %s, QUERY %s, STATS %s, read %s, load %s, open %s, mmap %s\n", name,
          strerrorname(a.stage), strerrorname(a.query), strerrorname(a.stats), strerrorname(a.rd),
-         a.load == SIGBUS ? "SIGBUS" : a.load ? "wrong bytes" : "ok", strerrorname(a.open_),
-         strerrorname(a.mmap_));
+         a.load == SIGBUS ? "SIGBUS"
+         : a.load         ? "wrong bytes"
+                          : "ok",
+         strerrorname(a.open_), strerrorname(a.mmap_));
 
   printf("%s %s.no_wrong_bytes", bad || a.load < 0 ? "FAIL" : "PASS", name);
   if (bad || a.load < 0) printf(": %llu words differed from the disk", (unsigned long long)bad);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 struct tcase* cur;
@@ -157,6 +158,37 @@ int mprotect_errno(int fd, int prot) {
   int e = mprotect(m, 4096, prot) ? errno : 0;
   munmap(m, 4096);
   return e;
+}
+
+double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void* stats_probe_main(void* arg) {
+  struct stats_probe* p = arg;
+  struct tempo_stats s;
+  while (!p->stop) {
+    double a = now_s();
+    ioctl(p->fd, TEMPO_IOC_STATS, &s);
+    double d = now_s() - a;
+    if (d > p->worst) p->worst = d;
+    usleep(p->period_us);
+  }
+  return NULL;
+}
+
+void stats_probe_start(struct stats_probe* p, unsigned period_us) {
+  *p = (struct stats_probe){.fd = dev_open(), .period_us = period_us};
+  pthread_create(&p->thread, NULL, stats_probe_main, p);
+}
+
+double stats_probe_stop(struct stats_probe* p) {
+  p->stop = 1;
+  pthread_join(p->thread, NULL);
+  close(p->fd);
+  return p->worst;
 }
 
 uint64_t meminfo_kb(const char* field) {
