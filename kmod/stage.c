@@ -205,7 +205,7 @@ static void tempo_stage_attach_locked(struct tempo_file *tf, struct tempo_batch_
  * evictions and map updates of a big batch. A batch of fewer extents is
  * handled under one hold of the lock.
  */
-#define TEMPO_STAGE_CHUNK 256
+#define TEMPO_STAGE_CHUNK 1024
 
 /* What a STAGE call carries from piece to piece. */
 struct tempo_stage_work {
@@ -214,7 +214,6 @@ struct tempo_stage_work {
 	struct tempo_slot **fills; /* slots taken and not yet submitted: TEMPO_STAGE_CHUNK */
 	u32 nr_fills;
 	u32 nr_read; /* slots taken in all */
-	u32 visits; /* extents handled since dev->lock was last released */
 };
 
 static int tempo_stage_work_alloc(struct tempo_stage_work *w, u32 nr_ext)
@@ -244,14 +243,15 @@ static void tempo_stage_submit(struct tempo_dev *dev, struct tempo_stage_work *w
 	w->nr_fills = 0;
 }
 
-/* After every TEMPO_STAGE_CHUNK extents: submits the fills and releases dev->lock a moment. */
+/*
+ * After a whole piece of TEMPO_STAGE_CHUNK extents (of any pass): submits the
+ * fills taken and releases dev->lock a moment. A smaller batch never does.
+ */
 static void tempo_stage_breathe_locked(struct tempo_dev *dev, struct tempo_stage_work *w, u32 n)
 {
 	lockdep_assert_held(&dev->lock);
-	w->visits += n;
-	if (w->visits < TEMPO_STAGE_CHUNK)
+	if (n < TEMPO_STAGE_CHUNK)
 		return;
-	w->visits = 0;
 	mutex_unlock(&dev->lock);
 	tempo_stage_submit(dev, w);
 	cond_resched();

@@ -460,7 +460,7 @@ static void tempo_fill_complete_locked(struct tempo_dev *dev, struct tempo_slot 
 }
 
 /* Fills completed per hold of dev->lock. */
-#define TEMPO_FILLS_CHUNK 256
+#define TEMPO_FILLS_CHUNK 1024
 
 /*
  * Completes every fill whose read has ended, in the order they ended, taking
