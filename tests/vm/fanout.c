@@ -79,9 +79,8 @@ static void test_stage_evicting_tier(void) {
       "slowest STATS %.3f s / %.3f s\n",
       (unsigned long long)(tier / e), none, with, n, with / none, worst_none, worst_subs);
   CHECK(with <= 1.2 * none, "STAGE took %.3f s with %d subscribers, %.3f s without", with, n, none);
-  CHECK(worst_subs < 0.1 && worst_none < 0.1,
-        "STATS waited %.3f s behind a STAGE with %d subscribers, %.3f s without", worst_subs, n,
-        worst_none);
+  CHECK(worst_subs < 0.1, "STATS waited %.3f s behind a STAGE with %d subscribers (%.3f s without)",
+        worst_subs, n, worst_none);
   // What a subscriber that did not read gets of the last STAGE: the first 511 evictions (of
   // the extents the STAGE before it staged), then one LOST record with the bytes of the rest.
   if (n) {
