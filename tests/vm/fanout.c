@@ -1,9 +1,9 @@
 // Group fanout (loaded on the huge null_blk disk with a 256 MiB tier of 4 KiB extents:
 // 65,536 slots): eviction notices cost nothing per subscriber. Subscribing takes no memory;
 // one STAGE that evicts the whole tier takes about as long with 4,000 subscribed fds as
-// with none, while another fd's STATS never waits 100 ms behind it; every subscriber still
-// learns what it missed (511 EVICT records, then one LOST record with the bytes of the
-// rest).
+// with none, while another fd's STATS waits at most 100 ms more behind it than beside a
+// stream of batches of 1023 extents (each one hold of the lock); every subscriber still
+// learns that it missed them (one LOST record with their bytes).
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 
 #include "vmtest.h"
 
-enum { kSubscribers = 4000, kRounds = 5 };
+enum { kSubscribers = 4000, kRounds = 7 };
 
 // Opens kSubscribers read-only fds into subs (raising RLIMIT_NOFILE for them): how many.
 static int open_subscribers(int* subs) {
@@ -30,6 +30,23 @@ static int open_subscribers(int* subs) {
 static int cmp_double(const void* a, const void* b) {
   const double x = *(const double*)a, y = *(const double*)b;
   return x < y ? -1 : x > y;
+}
+
+// The floor a STATS can meet in this run: the slowest one while half the tier is evicted by
+// STAGEs of 1023 extents from `off` on, each handled in one hold of dev->lock, as long as a
+// piece of a big STAGE. What it waits beyond that hold is the host's (a vCPU descheduled by
+// other work on it) and the guest's scheduling.
+static double reference_stats(int fd, uint64_t off) {
+  const uint64_t batch = 1023 * dut.info.extent_bytes;
+  struct stats_probe p;
+  stats_probe_start(&p, 2000);
+  for (uint64_t at = 0; at + batch <= dut.info.fast_bytes / 2; at += batch) {
+    struct tempo_completion c;
+    CHECK(stage1(fd, off + at, batch, 0, at) == 0 && wait_completion(fd, &c, 60000) == 0 &&
+              c.status == 0,
+          "reference STAGE at %llu", (unsigned long long)(off + at));
+  }
+  return stats_probe_stop(&p);
 }
 
 // Subscribes (mask TEMPO_EVENT_EVICT) or unsubscribes (0) every fd of subs.
@@ -61,15 +78,18 @@ static double timed_stage(int fd, uint64_t off, uint64_t len, double* worst_stat
 static void test_stage_evicting_tier(void) {
   const uint64_t e = dut.info.extent_bytes, tier = dut.info.fast_bytes;
   static int subs[kSubscribers];
-  static struct tempo_completion rec[1024];
-  double ratio[kRounds], worst_none = 0, worst_subs = 0, w;
+  static struct tempo_completion rec[16];
+  double ratio[kRounds], worst_none = 0, worst_subs = 0, worst_ref = 0, w;
   int fd = dev_open(), n = open_subscribers(subs);
   CHECK_OK(ioctl(fd, TEMPO_IOC_RESET, 0));
   timed_stage(fd, 0, tier, &w);  // fills the tier: each STAGE below evicts all of it
   // Rounds without and with subscribers alternate: each pair is close in time, so the
   // host's load (other builds, the vCPUs descheduled) weighs alike on both of it, and the
-  // median of the pairs' ratios is the figure.
+  // median of the pairs' ratios is the figure. Each round first measures the STATS floor
+  // with extents beyond both ranges, so each big STAGE still evicts a whole tier.
   for (int r = 0; r < kRounds; r++) {
+    w = reference_stats(fd, 2 * tier);
+    worst_ref = w > worst_ref ? w : worst_ref;
     const double alone = timed_stage(fd, tier, tier, &w);
     worst_none = w > worst_none ? w : worst_none;
     CHECK_OK(set_events(subs, n, TEMPO_EVENT_EVICT));
@@ -84,27 +104,27 @@ static void test_stage_evicting_tier(void) {
   const double median = ratio[kRounds / 2];
   printf(
       "# STAGE evicting %llu extents with %d subscribers: x%.2f its time alone (median of %d "
-      "rounds); slowest STATS %.3f s with them, %.3f s without\n",
-      (unsigned long long)(tier / e), n, median, kRounds, worst_subs, worst_none);
+      "rounds); slowest STATS %.3f s with them, %.3f s without, %.3f s beside STAGEs of 1023 "
+      "extents\n",
+      (unsigned long long)(tier / e), n, median, kRounds, worst_subs, worst_none, worst_ref);
   CHECK(median <= 1.2, "STAGE took x%.2f its time alone with %d subscribers", median, n);
-  CHECK(worst_subs < 0.1, "STATS waited %.3f s behind a STAGE with %d subscribers (%.3f s without)",
-        worst_subs, n, worst_none);
-  // What a subscriber that did not read gets of the last STAGE: the first 511 evictions (of
-  // the extents the STAGE before it staged), then one LOST record with the bytes of the rest.
+  // Within 100 ms of the floor measured beside it.
+  CHECK(worst_subs < 0.1 + worst_ref,
+        "STATS waited %.3f s behind a STAGE with %d subscribers (%.3f s without; %.3f s beside "
+        "STAGEs of 1023 extents)",
+        worst_subs, n, worst_none, worst_ref);
+  // A subscriber that did not read through the last STAGE is 65,536 notices behind, more
+  // than the device's log keeps (8192): it reads one LOST record with the bytes of them all
+  // (one that falls fewer behind reads 511 EVICT records first: events.overflow_lost).
   if (n) {
     fcntl(subs[0], F_SETFL, O_NONBLOCK);
     ssize_t got = read(subs[0], rec, sizeof(rec));
     const int nrec = got > 0 ? (int)(got / (ssize_t)sizeof(rec[0])) : 0;
-    uint64_t evict = 0;
-    for (int i = 0; i < nrec - 1; i++)
-      evict += rec[i].kind == TEMPO_REC_EVICT && rec[i].offset >= tier &&
-               rec[i].offset < 2 * tier && rec[i].bytes == e;
-    const uint64_t lost = tier - 511 * e;
-    CHECK(nrec == 512 && evict == 511 && rec[511].kind == TEMPO_REC_LOST && rec[511].bytes == lost,
-          "subscriber read %d records (%llu EVICT of the tier before), last kind %u bytes "
-          "%llu; want 511 EVICT, then LOST of %llu",
-          nrec, (unsigned long long)evict, nrec ? rec[nrec - 1].kind : 0,
-          nrec ? (unsigned long long)rec[nrec - 1].bytes : 0ULL, (unsigned long long)lost);
+    CHECK(nrec == 1 && rec[0].kind == TEMPO_REC_LOST && rec[0].bytes == tier,
+          "subscriber read %d records, the first of kind %u with %llu bytes; want one LOST "
+          "record of %llu bytes",
+          nrec, nrec ? rec[0].kind : 0, nrec ? (unsigned long long)rec[0].bytes : 0ULL,
+          (unsigned long long)tier);
   }
   for (int i = 0; i < n; i++) close(subs[i]);
   close(fd);
