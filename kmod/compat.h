@@ -3,7 +3,8 @@
  * The one place tempo.ko differs by kernel release. Built and tested against
  * Debian 12's 6.1; make kmod compile-checks it against 6.5, 6.8, 6.12, 7.2
  * and 7.3, which between them take every branch below (Documentation/kmod.md,
- * the kernel-headers matrix).
+ * the kernel-headers matrix). dax.c also mirrors a struct of drivers/dax/bus.h,
+ * which the headers do not ship.
  */
 #ifndef TEMPO_COMPAT_H
 #define TEMPO_COMPAT_H
@@ -98,5 +99,16 @@ static inline void tempo_release_fault_lock(struct vm_fault *vmf)
 	mmap_read_unlock(vmf->vma->vm_mm);
 #endif
 }
+
+/*
+ * The third member of the dax bus's driver (dax.c): whether it binds every
+ * device before 6.3 (match_always: 0, no), the type of device it binds since
+ * (enum dax_driver_type: none of them).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define TEMPO_DAX_MATCH_NONE (-1)
+#else
+#define TEMPO_DAX_MATCH_NONE 0
+#endif
 
 #endif /* TEMPO_COMPAT_H */

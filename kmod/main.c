@@ -2,8 +2,8 @@
 /*
  * tempo.ko: a memory-semantic flash device (/dev/tempo0). Module parameters
  * name the backing block device and size the fast tier; the char device
- * offers mmap, STAGE/PIN/UNPIN/QUERY/INFO/FEATURES/STATS/RESET ioctls and
- * read()/poll() of stage completions. See Documentation/kmod.md.
+ * offers mmap, STAGE/PIN/UNPIN/QUERY/INFO/FEATURES/STATS/RESET/SET_EVENTS
+ * ioctls and read()/poll() of records (records.c). See Documentation/kmod.md.
  */
 #include <linux/fs.h>
 #include <linux/log2.h>
@@ -83,6 +83,8 @@ static int tempo_open(struct inode *inode, struct file *file)
 	struct tempo_dev *dev = container_of(file->private_data, struct tempo_dev, misc);
 	struct tempo_file *tf;
 
+	if (READ_ONCE(dev->tier_lost))
+		return -EIO;
 	tf = kzalloc(sizeof(*tf), TEMPO_GFP_FILE);
 	if (!tf)
 		return -ENOMEM;
@@ -90,7 +92,6 @@ static int tempo_open(struct inode *inode, struct file *file)
 	kref_init(&tf->ref);
 	xa_init(&tf->pins);
 	INIT_LIST_HEAD(&tf->inflight);
-	INIT_LIST_HEAD(&tf->subscriber);
 	mutex_init(&tf->read_lock);
 	INIT_LIST_HEAD(&tf->cq);
 	spin_lock_init(&tf->cq_lock);
@@ -105,130 +106,14 @@ static int tempo_release(struct inode *inode, struct file *file)
 {
 	struct tempo_file *tf = file->private_data;
 	struct tempo_dev *dev = tf->dev;
-	struct tempo_event *ev, *next;
-	LIST_HEAD(unread);
 
 	mutex_lock(&dev->lock);
 	tempo_file_release_batches_locked(tf);
 	tempo_file_release_pins_locked(tf);
-	spin_lock(&tf->cq_lock);
-	list_splice_init(&tf->cq, &unread);
-	tf->nr_notices = 0;
-	spin_unlock(&tf->cq_lock);
 	mutex_unlock(&dev->lock);
-
-	list_for_each_entry_safe(ev, next, &unread, node)
-		kfree(ev);
+	tempo_records_release(tf);
 	tempo_file_put(tf);
 	return 0;
-}
-
-/*
- * The oldest queued record (a stage completion or a notice), copied into rec;
- * false when none. Does not dequeue. Caller holds tf->read_lock.
- */
-static bool tempo_peek_record(struct tempo_file *tf, struct tempo_completion *rec, bool *notice)
-{
-	struct tempo_event *ev;
-	struct tempo_notice *n = NULL;
-	bool found = true;
-
-	spin_lock(&tf->cq_lock);
-	ev = list_first_entry_or_null(&tf->cq, struct tempo_event, node);
-	if (tf->nr_notices)
-		n = &tf->notices[tf->notice_head];
-	*notice = n && (!ev || n->seq < ev->seq);
-	if (*notice)
-		*rec = (struct tempo_completion){ .len = sizeof(*rec),
-						  .kind = n->kind,
-						  .offset = n->offset,
-						  .bytes = n->bytes,
-						  .complete_ns = n->ns };
-	else if (ev)
-		*rec = ev->rec;
-	else
-		found = false;
-	spin_unlock(&tf->cq_lock);
-	return found;
-}
-
-/* Removes the record tempo_peek_record() returned. Caller holds tf->read_lock. */
-static void tempo_pop_record(struct tempo_file *tf, bool notice)
-{
-	struct tempo_event *ev = NULL;
-
-	spin_lock(&tf->cq_lock);
-	if (notice) {
-		tf->notice_head = (tf->notice_head + 1) % TEMPO_NOTICES_PER_FD;
-		tf->nr_notices--;
-	} else {
-		ev = list_first_entry(&tf->cq, struct tempo_event, node);
-		list_del(&ev->node);
-	}
-	spin_unlock(&tf->cq_lock);
-	if (!ev)
-		return;
-	kfree(ev);
-	mutex_lock(&tf->dev->lock);
-	tf->nr_batches--;
-	mutex_unlock(&tf->dev->lock);
-}
-
-static bool tempo_records_queued(struct tempo_file *tf)
-{
-	return !list_empty_careful(&tf->cq) || READ_ONCE(tf->nr_notices);
-}
-
-/*
- * Returns whole records, oldest first; blocks unless O_NONBLOCK. A record
- * leaves the queue only once it reached the caller's buffer.
- */
-static ssize_t tempo_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
-{
-	const size_t sz = sizeof(struct tempo_completion);
-	struct tempo_file *tf = file->private_data;
-	struct tempo_completion rec;
-	size_t copied = 0;
-	bool notice;
-	int ret;
-
-	if (count < sz)
-		return -EINVAL;
-	if (mutex_lock_interruptible(&tf->read_lock))
-		return -ERESTARTSYS;
-	while (copied + sz <= count) {
-		if (!tempo_peek_record(tf, &rec, &notice)) {
-			if (copied)
-				break;
-			ret = -EAGAIN;
-			if (file->f_flags & O_NONBLOCK)
-				goto out_unlock;
-			ret = wait_event_interruptible(tf->cq_wait, tempo_records_queued(tf));
-			if (ret)
-				goto out_unlock;
-			continue;
-		}
-		if (copy_to_user(buf + copied, &rec, sz)) {
-			ret = -EFAULT;
-			if (!copied)
-				goto out_unlock;
-			break;
-		}
-		tempo_pop_record(tf, notice);
-		copied += sz;
-	}
-	ret = copied;
-out_unlock:
-	mutex_unlock(&tf->read_lock);
-	return ret;
-}
-
-static __poll_t tempo_poll(struct file *file, poll_table *wait)
-{
-	struct tempo_file *tf = file->private_data;
-
-	poll_wait(file, &tf->cq_wait, wait);
-	return tempo_records_queued(tf) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static long tempo_ioctl_info(struct tempo_dev *dev, void __user *argp)
@@ -289,6 +174,8 @@ static long tempo_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	struct tempo_file *tf = file->private_data;
 	void __user *argp = (void __user *)arg;
 
+	if (READ_ONCE(tf->dev->tier_lost))
+		return -EIO;
 	/*
 	 * Staging, pins and RESET change what the fast tier holds for everyone: only a file
 	 * opened for writing may ask (a daemon hands its clients read-only files to map).
@@ -395,15 +282,17 @@ static int __init tempo_init(void)
 		goto out;
 	mutex_init(&dev->lock);
 	xa_init(&dev->map);
-	INIT_LIST_HEAD(&dev->subscribers);
 	init_waitqueue_head(&dev->fill_wait);
 	dev->extent_bytes = (u64)extent_kb * 1024;
 	dev->extent_shift = ilog2(dev->extent_bytes);
+	ret = tempo_records_init(dev);
+	if (ret)
+		goto out_records_exit;
 
 	ret = tempo_bdev_open(&dev->backing, backing, dev);
 	if (ret) {
 		pr_err("tempo: cannot open %s exclusively: %d\n", backing, ret);
-		goto out_free_dev;
+		goto out_records_exit;
 	}
 	dev->bdev = dev->backing.bdev;
 	dev->size = round_down(bdev_nr_bytes(dev->bdev), dev->extent_bytes);
@@ -413,28 +302,11 @@ static int __init tempo_init(void)
 		goto out_put_bdev;
 	}
 
-	ret = tempo_tier_init(dev,
-			      (u64)(fast_mb
-					    ?: tempo_dax_name() ? 0
-								: TEMPO_DEFAULT_FAST_MB)
-				      << 20,
-			      tempo_dax_name(), dax_dma);
-	if (ret) {
-		pr_err("tempo: fast tier setup failed: %d\n", ret);
-		goto out_put_bdev;
-	}
-	fast = (u64)dev->nr_slots * dev->extent_bytes;
-	dev->pin_limit_bytes =
-		pin_limit_mb ? min_t(u64, (u64)pin_limit_mb << 20, fast) : fast / 4 * 3;
-	dev->fd_pin_limit_bytes =
-		fd_pin_limit_mb ? min_t(u64, (u64)fd_pin_limit_mb << 20, dev->pin_limit_bytes)
-				: dev->pin_limit_bytes;
-
+	/* before the tier: a DAX tier can be lost (tempo_tier_lose()) as soon as it is bound */
 	ret = -ENOMEM;
 	dev->wq = alloc_workqueue("tempo", WQ_MEM_RECLAIM, 0);
 	if (!dev->wq)
-		goto out_tier_exit;
-
+		goto out_put_bdev;
 	tempo_mnt = kern_mount(&tempo_fs_type);
 	if (IS_ERR(tempo_mnt)) {
 		ret = PTR_ERR(tempo_mnt);
@@ -446,13 +318,30 @@ static int __init tempo_init(void)
 		goto out_unmount;
 	}
 
+	ret = tempo_tier_init(dev,
+			      (u64)(fast_mb
+					    ?: tempo_dax_name() ? 0
+								: TEMPO_DEFAULT_FAST_MB)
+				      << 20,
+			      tempo_dax_name(), dax_dma);
+	if (ret) {
+		pr_err("tempo: fast tier setup failed: %d\n", ret);
+		goto out_put_inode;
+	}
+	fast = (u64)dev->nr_slots * dev->extent_bytes;
+	dev->pin_limit_bytes =
+		pin_limit_mb ? min_t(u64, (u64)pin_limit_mb << 20, fast) : fast / 4 * 3;
+	dev->fd_pin_limit_bytes =
+		fd_pin_limit_mb ? min_t(u64, (u64)fd_pin_limit_mb << 20, dev->pin_limit_bytes)
+				: dev->pin_limit_bytes;
+
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = "tempo0";
 	dev->misc.fops = &tempo_fops;
 	dev->misc.mode = 0600;
 	ret = misc_register(&dev->misc);
 	if (ret)
-		goto out_put_inode;
+		goto out_tier_exit;
 
 	tempo_dev = dev;
 	pr_info("tempo: tempo0 on %s: size %llu fast %llu (%s) extent %llu pin_limit %llu\n",
@@ -460,17 +349,18 @@ static int __init tempo_init(void)
 		dev->extent_bytes, dev->pin_limit_bytes);
 	return 0;
 
+out_tier_exit:
+	tempo_tier_exit(dev);
 out_put_inode:
 	iput(dev->inode);
 out_unmount:
 	kern_unmount(tempo_mnt);
 out_destroy_wq:
 	destroy_workqueue(dev->wq);
-out_tier_exit:
-	tempo_tier_exit(dev);
 out_put_bdev:
 	tempo_bdev_close(&dev->backing, dev);
-out_free_dev:
+out_records_exit:
+	tempo_records_exit(dev);
 	kfree(dev);
 out:
 	return ret;
@@ -483,10 +373,11 @@ static void __exit tempo_exit(void)
 	misc_deregister(&dev->misc);
 	/* no fill is in flight (each holds the module); the last one's work may still return */
 	destroy_workqueue(dev->wq);
+	tempo_tier_exit(dev);
 	iput(dev->inode);
 	kern_unmount(tempo_mnt);
-	tempo_tier_exit(dev);
 	tempo_bdev_close(&dev->backing, dev);
+	tempo_records_exit(dev);
 	kfree(dev);
 }
 

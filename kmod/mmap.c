@@ -60,6 +60,7 @@ static vm_fault_t tempo_map_extent_locked(struct vm_fault *vmf, struct tempo_slo
 	unsigned long i, n = dev->extent_bytes >> PAGE_SHIFT;
 	vm_fault_t ret;
 
+	lockdep_assert_held(&dev->lock);
 	ret = vmf_insert_pfn(vma, vmf->address, slot->pfn + (vmf->pgoff - first));
 	for (i = 0; i < n && !(ret & VM_FAULT_ERROR); i++) {
 		unsigned long addr;
@@ -94,6 +95,11 @@ static vm_fault_t tempo_fault(struct vm_fault *vmf)
 	if (!retried)
 		dev->stats.faults++;
 	for (;;) {
+		/* the DAX range went away: no fill starts, no pfn of it is mapped */
+		if (dev->tier_lost) {
+			mutex_unlock(&dev->lock);
+			return VM_FAULT_SIGBUS;
+		}
 		slot = xa_load(&dev->map, ext);
 		if (slot && slot->state == TEMPO_SLOT_RESIDENT)
 			break;
@@ -156,6 +162,8 @@ int tempo_mmap(struct file *file, struct vm_area_struct *vma)
 	struct tempo_file *tf = file->private_data;
 	u64 len = vma->vm_end - vma->vm_start;
 
+	if (READ_ONCE(tf->dev->tier_lost))
+		return -EIO;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
 	if (vma->vm_pgoff > (tf->dev->size >> PAGE_SHIFT) ||

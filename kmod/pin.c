@@ -17,13 +17,16 @@
 
 static u64 tempo_file_pin_entry_locked(struct tempo_file *tf, u64 ext)
 {
-	void *entry = xa_load(&tf->pins, ext);
+	void *entry;
 
+	lockdep_assert_held(&tf->dev->lock);
+	entry = xa_load(&tf->pins, ext);
 	return entry ? xa_to_value(entry) : 0;
 }
 
 static u32 tempo_file_own_pins_locked(struct tempo_file *tf, u64 ext)
 {
+	lockdep_assert_held(&tf->dev->lock);
 	return lower_32_bits(tempo_file_pin_entry_locked(tf, ext));
 }
 
@@ -31,20 +34,21 @@ static u32 tempo_file_all_pins_locked(struct tempo_file *tf, u64 ext)
 {
 	u64 v = tempo_file_pin_entry_locked(tf, ext);
 
+	lockdep_assert_held(&tf->dev->lock);
 	return lower_32_bits(v) + (u32)(v >> TEMPO_PIN_BATCH_SHIFT);
 }
 
 /*
- * Checks the per-fd and per-extent pin caps for one more pin on each extent:
- * at most TEMPO_FD_EXTENT_PINS by one fd on one extent, at most U32_MAX on an
- * extent in all, at most fd_pin_limit_bytes of distinct extents per fd.
+ * Checks the per-extent pin caps for one more pin on each extent (at most
+ * TEMPO_FD_EXTENT_PINS by one fd on one extent, at most U32_MAX on an extent
+ * in all) and adds to *new_exts those this fd does not pin yet.
  */
-int tempo_file_pin_check_locked(struct tempo_file *tf, const u64 *exts, u32 nr)
+int tempo_file_pin_count_locked(struct tempo_file *tf, const u64 *exts, u32 nr, u64 *new_exts)
 {
 	struct tempo_dev *dev = tf->dev;
-	u64 new_exts = 0;
 	u32 i;
 
+	lockdep_assert_held(&dev->lock);
 	for (i = 0; i < nr; i++) {
 		struct tempo_slot *slot = xa_load(&dev->map, exts[i]);
 		u32 n = tempo_file_all_pins_locked(tf, exts[i]);
@@ -52,11 +56,19 @@ int tempo_file_pin_check_locked(struct tempo_file *tf, const u64 *exts, u32 nr)
 		if (n >= TEMPO_FD_EXTENT_PINS || (slot && slot->pins == U32_MAX))
 			return -EDQUOT;
 		if (!n)
-			new_exts++;
+			(*new_exts)++;
 	}
-	if ((tf->nr_pinned + new_exts) * dev->extent_bytes > dev->fd_pin_limit_bytes)
-		return -EDQUOT;
 	return 0;
+}
+
+/* At most fd_pin_limit_bytes of distinct extents per fd, new_exts more included. */
+int tempo_file_pin_fits_locked(struct tempo_file *tf, u64 new_exts)
+{
+	struct tempo_dev *dev = tf->dev;
+
+	lockdep_assert_held(&dev->lock);
+	return (tf->nr_pinned + new_exts) * dev->extent_bytes > dev->fd_pin_limit_bytes ? -EDQUOT
+											: 0;
 }
 
 /* Reserves pin-table entries so the adds that follow cannot fail. */
@@ -65,6 +77,7 @@ int tempo_file_pin_reserve_locked(struct tempo_file *tf, const u64 *exts, u32 nr
 	u32 i;
 	int ret;
 
+	lockdep_assert_held(&tf->dev->lock);
 	for (i = 0; i < nr; i++) {
 		ret = xa_reserve(&tf->pins, exts[i], TEMPO_GFP_FILE);
 		if (ret) {
@@ -78,6 +91,7 @@ int tempo_file_pin_reserve_locked(struct tempo_file *tf, const u64 *exts, u32 nr
 
 static void tempo_file_pin_set_locked(struct tempo_file *tf, u64 ext, u64 old, u64 v)
 {
+	lockdep_assert_held(&tf->dev->lock);
 	if (!old && v)
 		tf->nr_pinned++;
 	if (v) {
@@ -93,6 +107,7 @@ void tempo_file_pin_add_locked(struct tempo_file *tf, u64 ext, bool batch)
 {
 	u64 v = tempo_file_pin_entry_locked(tf, ext);
 
+	lockdep_assert_held(&tf->dev->lock);
 	tempo_file_pin_set_locked(tf, ext, v, v + (batch ? 1ULL << TEMPO_PIN_BATCH_SHIFT : 1));
 }
 
@@ -100,6 +115,7 @@ void tempo_file_pin_drop_locked(struct tempo_file *tf, u64 ext, bool batch)
 {
 	u64 v = tempo_file_pin_entry_locked(tf, ext);
 
+	lockdep_assert_held(&tf->dev->lock);
 	tempo_file_pin_set_locked(tf, ext, v, v - (batch ? 1ULL << TEMPO_PIN_BATCH_SHIFT : 1));
 }
 
@@ -108,6 +124,7 @@ void tempo_file_pin_settle_locked(struct tempo_file *tf, u64 ext)
 {
 	u64 v = tempo_file_pin_entry_locked(tf, ext);
 
+	lockdep_assert_held(&tf->dev->lock);
 	tempo_file_pin_set_locked(tf, ext, v, v - (1ULL << TEMPO_PIN_BATCH_SHIFT) + 1);
 }
 
@@ -142,7 +159,7 @@ long tempo_ioctl_pin(struct tempo_file *tf, void __user *argp)
 {
 	struct tempo_dev *dev = tf->dev;
 	u32 nr_ext, new_pins = 0, i;
-	u64 *exts;
+	u64 *exts, new_exts = 0;
 	long ret;
 
 	ret = tempo_copy_pin(tf, argp, &exts, &nr_ext);
@@ -162,7 +179,9 @@ long tempo_ioctl_pin(struct tempo_file *tf, void __user *argp)
 	ret = -EDQUOT;
 	if (((u64)dev->nr_pinned + new_pins) * dev->extent_bytes > dev->pin_limit_bytes)
 		goto out_unlock;
-	ret = tempo_file_pin_check_locked(tf, exts, nr_ext);
+	ret = tempo_file_pin_count_locked(tf, exts, nr_ext, &new_exts);
+	if (!ret)
+		ret = tempo_file_pin_fits_locked(tf, new_exts);
 	if (ret)
 		goto out_unlock;
 	ret = tempo_file_pin_reserve_locked(tf, exts, nr_ext);
@@ -213,6 +232,7 @@ out_unlock:
 /* Every TEMPO_QUERY_CHUNK visits, lets others have dev->lock and the CPU. */
 static void tempo_query_breathe_locked(struct tempo_dev *dev, u32 *n)
 {
+	lockdep_assert_held(&dev->lock);
 	if (++*n % TEMPO_QUERY_CHUNK)
 		return;
 	mutex_unlock(&dev->lock);

@@ -13,7 +13,8 @@
 #include "tempo.h"
 #include "trace.h"
 
-static void tempo_fill_work(struct work_struct *work);
+static void tempo_fill_copy_work(struct work_struct *work);
+static void tempo_fills_work(struct work_struct *work);
 
 static void tempo_slot_init(struct tempo_dev *dev, struct tempo_slot *slot, unsigned long pfn)
 {
@@ -21,7 +22,7 @@ static void tempo_slot_init(struct tempo_dev *dev, struct tempo_slot *slot, unsi
 	slot->pfn = pfn;
 	slot->state = TEMPO_SLOT_FREE;
 	INIT_LIST_HEAD(&slot->waiters);
-	INIT_WORK(&slot->work, tempo_fill_work);
+	INIT_WORK(&slot->copy_work, tempo_fill_copy_work);
 	list_add_tail(&slot->node, &dev->free);
 	dev->nr_free++;
 }
@@ -42,10 +43,13 @@ int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, const char *dax, bool
 
 	INIT_LIST_HEAD(&dev->lru);
 	INIT_LIST_HEAD(&dev->free);
+	init_llist_head(&dev->fills_done);
+	INIT_WORK(&dev->fills_work, tempo_fills_work);
 	if (dax) {
 		ret = tempo_dax_attach(dev, dax, fast_bytes, &fast_bytes);
 		if (ret)
 			return ret;
+		dev->fast_kind = TEMPO_FAST_DAX;
 	}
 	ret = -EINVAL;
 	dev->nr_slots = fast_bytes >> dev->extent_shift;
@@ -58,7 +62,6 @@ int tempo_tier_init(struct tempo_dev *dev, u64 fast_bytes, const char *dax, bool
 		goto out;
 
 	if (dax) {
-		dev->fast_kind = TEMPO_FAST_DAX;
 		dev->dax_bounce = !dax_dma;
 		if (dev->dax_bounce) {
 			ret = tempo_bounce_init(dev);
@@ -93,7 +96,7 @@ out_free_slots:
 	kvfree(dev->slots);
 	dev->slots = NULL;
 out:
-	if (dev->dax_kaddr)
+	if (dev->fast_kind == TEMPO_FAST_DAX)
 		tempo_dax_detach(dev);
 	return ret;
 }
@@ -109,10 +112,27 @@ void tempo_tier_exit(struct tempo_dev *dev)
 		kvfree(dev->page_blocks);
 	}
 	tempo_bounce_exit(dev);
-	if (dev->dax_kaddr)
+	if (dev->fast_kind == TEMPO_FAST_DAX)
 		tempo_dax_detach(dev);
 	kvfree(dev->slots);
 	xa_destroy(&dev->map);
+}
+
+/*
+ * The DAX range is going away under the module (dax.c): from now on every
+ * access fails, no mapping reaches the range and no fill starts. Returns once
+ * the last fill into it has ended, so nothing writes there after. May sleep.
+ */
+void tempo_tier_lose(struct tempo_dev *dev)
+{
+	mutex_lock(&dev->lock);
+	WRITE_ONCE(dev->tier_lost, true);
+	unmap_mapping_range(dev->inode->i_mapping, 0, 0, 1);
+	mutex_unlock(&dev->lock);
+	/* blocked readers return EIO, waiting faults SIGBUS */
+	wake_up_all(&dev->notice_wait);
+	wake_up_all(&dev->fill_wait);
+	wait_event(dev->fill_wait, !READ_ONCE(dev->nr_filling));
 }
 
 /*
@@ -174,7 +194,16 @@ struct tempo_slot *tempo_slot_get_locked(struct tempo_dev *dev, u64 ext)
 	return slot;
 }
 
-/* The last bio of a fill queues its completion; any bio's error fails the fill. */
+/* The fill's read has ended: tempo_fills_work() completes it. Any context. */
+static void tempo_fill_done(struct tempo_slot *slot)
+{
+	struct tempo_dev *dev = slot->dev;
+
+	if (llist_add(&slot->done_node, &dev->fills_done))
+		queue_work(dev->wq, &dev->fills_work);
+}
+
+/* The last bio of a fill ends it (after the copy, in bounce mode); any bio's error fails it. */
 static void tempo_fill_end_io(struct bio *bio)
 {
 	struct tempo_slot *slot = bio->bi_private;
@@ -182,8 +211,12 @@ static void tempo_fill_end_io(struct bio *bio)
 	if (bio->bi_status)
 		WRITE_ONCE(slot->bio_status, bio->bi_status);
 	bio_put(bio);
-	if (atomic_dec_and_test(&slot->bios))
-		queue_work(slot->dev->wq, &slot->work);
+	if (!atomic_dec_and_test(&slot->bios))
+		return;
+	if (slot->bounce)
+		queue_work(slot->dev->wq, &slot->copy_work);
+	else
+		tempo_fill_done(slot);
 }
 
 /*
@@ -289,7 +322,7 @@ void tempo_fill_submit(struct tempo_dev *dev, struct tempo_slot *slot)
 	if (dev->dax_bounce) {
 		if (wait_event_killable(dev->bounce_wait, (slot->bounce = tempo_bounce_get(dev)))) {
 			slot->bio_status = BLK_STS_RESOURCE;
-			queue_work(dev->wq, &slot->work);
+			tempo_fill_done(slot);
 			return;
 		}
 		tempo_fill_submit_bounce(dev, slot);
@@ -377,18 +410,25 @@ u32 tempo_reset_locked(struct tempo_dev *dev)
 	return n;
 }
 
-/* Completes a fill in process context. Takes dev->lock. */
-static void tempo_fill_work(struct work_struct *work)
+/*
+ * Copies a bounce fill's buffer into its slot (the slot is FILLING: nothing
+ * else touches its memory yet), then ends the fill. Several run at once.
+ */
+static void tempo_fill_copy_work(struct work_struct *work)
 {
-	struct tempo_slot *slot = container_of(work, struct tempo_slot, work);
-	struct tempo_dev *dev = slot->dev;
+	struct tempo_slot *slot = container_of(work, struct tempo_slot, copy_work);
+
+	tempo_fill_copy_bounce(slot->dev, slot, slot->bio_status == BLK_STS_OK);
+	tempo_fill_done(slot);
+}
+
+/* Completes one fill: resident (or freed on error), its batches told. */
+static void tempo_fill_complete_locked(struct tempo_dev *dev, struct tempo_slot *slot)
+{
 	struct tempo_batch_ext *be, *next;
 	int status = blk_status_to_errno(slot->bio_status);
 
-	/* the slot is FILLING: nothing else touches its memory yet */
-	if (slot->bounce)
-		tempo_fill_copy_bounce(dev, slot, !status);
-	mutex_lock(&dev->lock);
+	lockdep_assert_held(&dev->lock);
 	if (status) {
 		dev->stats.fill_errors++;
 	} else if (slot->fault_fill) {
@@ -417,8 +457,38 @@ static void tempo_fill_work(struct work_struct *work)
 	}
 	dev->nr_filling--;
 	dev->fill_gen++;
+}
+
+/* Fills completed per hold of dev->lock. */
+#define TEMPO_FILLS_CHUNK 1024
+
+/*
+ * Completes every fill whose read has ended, in the order they ended, taking
+ * dev->lock once per TEMPO_FILLS_CHUNK of them rather than once each: a STAGE
+ * of many extents then wakes one worker, not one per extent contending for
+ * the lock.
+ */
+static void tempo_fills_work(struct work_struct *work)
+{
+	struct tempo_dev *dev = container_of(work, struct tempo_dev, fills_work);
+	struct llist_node *done = llist_reverse_order(llist_del_all(&dev->fills_done));
+	struct tempo_slot *slot, *next;
+	u32 n = 0;
+
+	mutex_lock(&dev->lock);
+	llist_for_each_entry_safe(slot, next, done, done_node)
+	{
+		tempo_fill_complete_locked(dev, slot);
+		if (++n % TEMPO_FILLS_CHUNK)
+			continue;
+		mutex_unlock(&dev->lock);
+		wake_up_all(&dev->fill_wait);
+		cond_resched();
+		mutex_lock(&dev->lock);
+	}
 	mutex_unlock(&dev->lock);
 	wake_up_all(&dev->fill_wait);
-	/* tempo_exit() destroys dev->wq, which waits for this work to return */
-	module_put(THIS_MODULE);
+	/* each fill held the module; tempo_exit() destroys dev->wq, which waits for this work */
+	while (n--)
+		module_put(THIS_MODULE);
 }

@@ -30,6 +30,7 @@ kmod-deps:
 	@scripts/deps.sh kmod
 
 kmod: kmod-deps kmod-compat
+	@kmod/check-locked.sh kmod/*.c
 	$(call kmod_build,$(KMOD_BUILD),/usr/src/linux-headers-$$($(KMOD_KVER)))
 
 # Each check is skipped, with the reason, where its headers cannot be had; a compile error

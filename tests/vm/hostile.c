@@ -10,16 +10,9 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vmtest.h"
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 // Unread completions cost a small record each, not their batch: 8 fds x 1024 unread
 // 64-extent batches stay under 4 MiB of unreclaimable slab (they kept ~24 MiB before).
@@ -204,25 +197,6 @@ void tests_slow(void) {
 
 // --- huge: a backing device of many extents (unbacked null_blk, 4 KiB extents).
 
-struct stats_probe {
-  int fd;
-  volatile int stop;
-  double worst;
-};
-
-static void* stats_main(void* arg) {
-  struct stats_probe* p = arg;
-  struct tempo_stats s;
-  while (!p->stop) {
-    double a = now_s();
-    ioctl(p->fd, TEMPO_IOC_STATS, &s);
-    double d = now_s() - a;
-    if (d > p->worst) p->worst = d;
-    usleep(1000);
-  }
-  return NULL;
-}
-
 // QUERY of the whole device costs its resident extents, not its size, and never keeps
 // another fd's STATS waiting.
 static void test_query_whole_device(void) {
@@ -231,14 +205,12 @@ static void test_query_whole_device(void) {
   struct tempo_completion c;
   CHECK(stage1(fd, 0, 16 * e, TEMPO_STAGE_F_PIN, 0) == 0 && wait_completion(fd, &c, 20000) == 0,
         "stage");
-  struct stats_probe p = {.fd = dev_open()};
-  pthread_t t;
-  pthread_create(&t, NULL, stats_main, &p);
+  struct stats_probe p;
+  stats_probe_start(&p, 1000);
   double a = now_s();
   struct tempo_query q = query1(fd, 0, dut.info.size);
   double took = now_s() - a;
-  p.stop = 1;
-  pthread_join(t, NULL);
+  stats_probe_stop(&p);
   CHECK(q.resident_bytes == 16 * e && q.pinned_bytes == 16 * e && q.min_pins == 0 &&
             q.own_min_pins == 0,
         "resident %llu pinned %llu min %u own %u", (unsigned long long)q.resident_bytes,
@@ -251,7 +223,6 @@ static void test_query_whole_device(void) {
   CHECK(p.worst < 0.5, "STATS waited %.2f s behind QUERY", p.worst);
   printf("# QUERY of %llu extents: %.3f s, slowest concurrent STATS %.3f s\n",
          (unsigned long long)(dut.info.size / e), took, p.worst);
-  close(p.fd);
   close(fd);
 }
 

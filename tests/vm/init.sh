@@ -72,6 +72,20 @@ on_disk huge "$HUGE" 4
 check_unload_while_filling
 mark "hostile backing devices"
 
+# Eviction notices to 4,000 subscribers (fanout): a 256 MiB tier of 4 KiB extents on the
+# huge disk, evicted whole by one STAGE. The hung-task detector looks every 10 s meanwhile
+# (dmesg_clean reports what it finds).
+hung_s=$(cat /proc/sys/kernel/hung_task_timeout_secs)
+echo 10 >/proc/sys/kernel/hung_task_timeout_secs
+load backing="$HUGE" fast_mb=256 extent_kb=4
+result kmod.load_fanout $?
+if [ -c /dev/tempo0 ]; then
+	suite tempo-vmtest run /dev/tempo0 "$HUGE" fanout
+	rmmod tempo
+fi
+echo "$hung_s" >/proc/sys/kernel/hung_task_timeout_secs
+mark "fanout"
+
 # 4. The fast tier on the emulated CXL Type-3 device's /dev/dax0.0.
 cxl_devdax
 rc=$?
@@ -87,8 +101,18 @@ if [ $rc -eq 0 ]; then
 	if [ -c /dev/tempo0 ]; then
 		grep -q 'tempo$' /proc/iomem
 		result cxl.range_claimed $?
-		! daxctl enable-device dax0.0 >/tmp/cxl.log 2>&1
-		result cxl.enable_refused_while_owned $?
+		# Bound to tempo.ko's dax driver, and no daxctl command takes it: disable-device and
+		# reconfigure-device to system-ram fail (the binding cannot be undone from sysfs),
+		# enable-device and reconfigure-device to devdax find it enabled and change nothing.
+		[ "$(basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)")" = tempo ]
+		result cxl.bound_to_tempo $?
+		! daxctl disable-device dax0.0 >/tmp/cxl.log 2>&1 &&
+			! daxctl reconfigure-device -m system-ram dax0.0 >>/tmp/cxl.log 2>&1
+		rc=$?
+		daxctl enable-device dax0.0 >>/tmp/cxl.log 2>&1
+		daxctl reconfigure-device -m devdax dax0.0 >>/tmp/cxl.log 2>&1
+		[ $rc -eq 0 ] && [ "$(basename "$(readlink /sys/bus/dax/devices/dax0.0/driver)")" = tempo ]
+		result cxl.daxctl_cannot_take_it $? "$(cat /tmp/cxl.log)"
 		suite tempo-vmtest run -p /dev/tempo0 $DISK api data concurrency events
 		gtest test_kmod_runtime
 		mark "dax-tier tempo-vmtest and gtest"
@@ -119,6 +143,52 @@ if [ -c /dev/dax0.0 ]; then
 fi
 
 mark "cxl suites"
+
+# teardown NAME RESTORE CMD...: tempo.ko on dax0.0 (as in part 4), CMD run under load by
+# `tempo-vmtest teardown` (its NAME.no_wrong_bytes and NAME.refused_or_ended); when CMD
+# succeeded, tempo.ko said so in the kernel log (NAME.logged). Then rmmod, and RESTORE (a
+# command line) brings dax0.0 back in devdax mode (NAME.restored).
+teardown() {
+	name=$1 restore=$2
+	shift 2
+	daxctl disable-device dax0.0 >/tmp/cxl.log 2>&1
+	n0=$(dmesg | wc -l)
+	load backing=$DISK dax=dax0.0 fast_mb=16 dax_dma=0 extent_kb=2048
+	result "$name.load" $?
+	if [ -c /dev/tempo0 ]; then
+		suite tempo-vmtest teardown "$name" /dev/tempo0 $DISK "$@"
+		if grep -q "^# $name: .* exit 0;" "$RESULTS"; then
+			dmesg | tail -n +$((n0 + 1)) | grep -q 'tempo: dax0.0 is going away.*EIO'
+			result "$name.logged" $? "$(dmesg | tail -n +$((n0 + 1)) | grep 'tempo: ')"
+		fi
+		rmmod tempo
+		result "$name.unload" $?
+	fi
+	eval "$restore" >>/tmp/cxl.log 2>&1
+	for i in $(seq 1 50); do [ -e /sys/bus/dax/drivers/device_dax/dax0.0 ] && break; sleep 0.2; done
+	[ -e /sys/bus/dax/drivers/device_dax/dax0.0 ]
+	rc=$?
+	[ $rc -eq 0 ] || { sed 's/^/# /' /tmp/cxl.log; ndctl list -RNi 2>&1 | sed 's/^/# /'; }
+	result "$name.restored" $rc
+}
+
+# The namespace and the region under a loaded DAX tier torn down, each way, under load
+# (tempo-vmtest teardown): each is either refused, or tempo.ko logs it and fails every later
+# access; never a wrong byte. Then the chain is rebuilt for the next case. A disabled
+# region does not come back whole here (`ndctl enable-region` then fails), so it is
+# destroyed and made anew, its namespace labels cleared first (the new region would find
+# them and have no room).
+if [ -c /dev/dax0.0 ]; then
+	new_region='cxl destroy-region -f region0; ndctl disable-dimm all && ndctl zero-labels all &&
+		ndctl enable-dimm all && cxl_region_devdax'
+	teardown cxl.teardown.disable_namespace 'ndctl enable-namespace all' \
+		ndctl disable-namespace all
+	teardown cxl.teardown.destroy_namespace 'ndctl create-namespace -m devdax -r region0' \
+		ndctl destroy-namespace -f all
+	teardown cxl.teardown.disable_region "$new_region" cxl disable-region region0
+	teardown cxl.teardown.destroy_region "$new_region" cxl destroy-region -f region0
+fi
+mark "cxl teardown"
 
 # 6. The CXL memory as a NUMA node (daxctl system-ram mode, onlined by kmem), and the uring
 #    device's DRAM arena bound to that node through libnuma. Last: the memory stays online.

@@ -59,10 +59,11 @@ suite_hung() {
 	kill -9 $pids 2>/dev/null
 	result "$(basename "$1").hung" 1 "still running after ${SUITE_SECONDS}s (stacks above)"
 }
-# No kernel warning, BUG, oops or lockdep report since boot.
+# No kernel warning, BUG, oops, lockdep or hung-task report since boot.
 # (The one warning hwcheck_stops_at_kernel_warning injects on purpose is tagged and left out.)
 dmesg_clean() {
-	! dmesg | grep -v "$INJECTED" | grep -E 'WARNING:|BUG:|Oops|general protection|possible circular|tempo: .*leak'
+	! dmesg | grep -v "$INJECTED" |
+		grep -E 'WARNING:|BUG:|Oops|general protection|possible circular|blocked for more than|tempo: .*leak'
 }
 # checked NAME CMD...: a program whose PASS/FAIL lines are counted, and its exit (a crash
 # is a FAIL, with its last output lines; bounded by 120 s).
@@ -212,6 +213,12 @@ check_memcg() {
 	result memcg.controller $? "cannot enable the memory controller: $(cat /sys/fs/cgroup/cgroup.controllers)"
 	suite tempo-vmtest run /dev/tempo0 $DISK memcg
 }
+# A pmem region on mem0 and a devdax namespace in it (dax0.0, bound to device_dax); the
+# tools' output goes to /tmp/cxl.log.
+cxl_region_devdax() {
+	cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0 -s 256M >>/tmp/cxl.log 2>&1 &&
+		ndctl create-namespace -m devdax -r region0 >>/tmp/cxl.log 2>&1
+}
 # The emulated CXL Type-3 device as /dev/dax0.0 (devdax mode); status 0 when it exists.
 cxl_devdax() {
 	modprobe -a cxl_acpi cxl_pci cxl_mem cxl_pmem nd_pmem dax_pmem device_dax 2>&1
@@ -220,9 +227,8 @@ cxl_devdax() {
 	# in release_mappings, seen here once).
 	for i in $(seq 1 50); do [ -e /sys/bus/cxl/devices/pmem0/driver ] && break; sleep 0.2; done
 	[ -e /sys/bus/cxl/devices/pmem0/driver ] || echo "# cxl: no bound pmem0 after 10 s: $(ls /sys/bus/cxl/devices | tr '\n' ' ')"
-	cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0 -s 256M >/tmp/cxl.log 2>&1 &&
-		ndctl create-namespace -m devdax -r region0 >>/tmp/cxl.log 2>&1 &&
-		[ -c /dev/dax0.0 ]
+	: >/tmp/cxl.log
+	cxl_region_devdax && [ -c /dev/dax0.0 ]
 	rc=$?
 	[ $rc -eq 0 ] || sed 's/^/# /' /tmp/cxl.log
 	result cxl.devdax_created $rc

@@ -40,7 +40,7 @@ fi
 uapi=${VM_UAPI:-$repo/kmod/include/uapi}
 sources=("$here"/*.c)
 grep -q TEMPO_IOC_SET_EVENTS "$uapi/linux/tempo.h" ||
-  mapfile -t sources < <(printf '%s\n' "${sources[@]}" | grep -vE '/(api|events|fuzz)\.c$')
+  mapfile -t sources < <(printf '%s\n' "${sources[@]}" | grep -vE '/(api|events|fuzz|fanout)\.c$')
 mkdir -p "$build/bin"
 gcc -std=gnu11 -O2 -static -Wall -Wextra -Werror -I"$uapi" \
   -o "$build/bin/tempo-vmtest" "${sources[@]}" -lpthread

@@ -5,8 +5,10 @@
 //   tempo-vmtest bench DEV DISK BYTES          staging bandwidth over the first BYTES
 //   tempo-vmtest stage-exit DEV OFFSET LENGTH  stage a range and exit without waiting
 //   tempo-vmtest daxhold DAXDEV BYTES READY    use a dax device as another program would
+//   tempo-vmtest teardown NAME DEV DISK CMD... run CMD (a teardown of the DAX tier's namespace
+//                                              or region) under load (teardown.c)
 // Groups: api badinput data fdclose concurrency trace events hostile slow huge fdlimit fuzz
-// memcg (TEMPO_VMTEST_ONLY=name,name... runs only the tests named).
+// memcg fanout (TEMPO_VMTEST_ONLY=name,name... runs only the tests named).
 // Nothing writes to DISK.
 #define _GNU_SOURCE
 #include "vmtest.h"
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 struct tcase* cur;
@@ -157,6 +160,37 @@ int mprotect_errno(int fd, int prot) {
   return e;
 }
 
+double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void* stats_probe_main(void* arg) {
+  struct stats_probe* p = arg;
+  struct tempo_stats s;
+  while (!p->stop) {
+    double a = now_s();
+    ioctl(p->fd, TEMPO_IOC_STATS, &s);
+    double d = now_s() - a;
+    if (d > p->worst) p->worst = d;
+    usleep(p->period_us);
+  }
+  return NULL;
+}
+
+void stats_probe_start(struct stats_probe* p, unsigned period_us) {
+  *p = (struct stats_probe){.fd = dev_open(), .period_us = period_us};
+  pthread_create(&p->thread, NULL, stats_probe_main, p);
+}
+
+double stats_probe_stop(struct stats_probe* p) {
+  p->stop = 1;
+  pthread_join(p->thread, NULL);
+  close(p->fd);
+  return p->worst;
+}
+
 uint64_t meminfo_kb(const char* field) {
   FILE* f = fopen("/proc/meminfo", "r");
   char line[256];
@@ -188,7 +222,7 @@ static const struct {
 } kGroups[] = {
 #ifdef TEMPO_IOC_SET_EVENTS
     {"api", tests_api},           {"events", tests_events},
-    {"fuzz", tests_fuzz},
+    {"fuzz", tests_fuzz},         {"fanout", tests_fanout},
 #endif
     {"badinput", tests_badinput}, {"data", tests_data},
     {"fdclose", tests_fdclose},   {"concurrency", tests_concurrency},
@@ -253,7 +287,8 @@ static int stage_exit(const char* path, const char* off, const char* len) {
 static int usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s mkimage FILE BYTES | run [-p] DEV DISK GROUP... | bench DEV DISK BYTES | "
-          "stage-exit DEV OFFSET LENGTH | daxhold DAXDEV BYTES READY\n",
+          "stage-exit DEV OFFSET LENGTH | daxhold DAXDEV BYTES READY | "
+          "teardown NAME DEV DISK CMD...\n",
           argv0);
   return 2;
 }
@@ -262,6 +297,8 @@ int main(int argc, char** argv) {
   if (argc == 4 && !strcmp(argv[1], "mkimage")) return mkimage(argv[2], strtoull(argv[3], 0, 0));
   if (argc == 5 && !strcmp(argv[1], "stage-exit")) return stage_exit(argv[2], argv[3], argv[4]);
   if (argc == 5 && !strcmp(argv[1], "daxhold")) return dax_hold(argv[2], argv[3], argv[4]);
+  if (argc >= 6 && !strcmp(argv[1], "teardown"))
+    return teardown_main(argv[2], argv[3], argv[4], argv + 5);
   if (argc < 2) return usage(argv[0]);
   int a = 2;
   const bool bench = !strcmp(argv[1], "bench");

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <linux/tempo.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,6 +89,19 @@ uint64_t meminfo_kb(const char* field);
 int mprotect_errno(int fd, int prot);
 // Staging bandwidth: stages `bytes` from offset 0 in fast-tier-sized batches.
 int stage_bench(uint64_t bytes);
+// Seconds of CLOCK_MONOTONIC.
+double now_s(void);
+// Another fd's STATS, called every period_us on a thread of its own while a test works:
+// how long the slowest one waited.
+struct stats_probe {
+  int fd;
+  unsigned period_us;
+  volatile int stop;
+  double worst;
+  pthread_t thread;
+};
+void stats_probe_start(struct stats_probe* p, unsigned period_us);
+double stats_probe_stop(struct stats_probe* p);
 
 // Test groups (one file each).
 void tests_api(void);
@@ -103,6 +117,10 @@ void tests_huge(void);
 void tests_fdlimit(void);
 void tests_memcg(void);
 void tests_fuzz(void);
+void tests_fanout(void);
+
+// tempo-vmtest teardown (teardown.c).
+int teardown_main(const char* name, const char* dev, const char* disk, char** cmd);
 
 // The slow test disk (init.sh): reads in this range fail with EIO.
 #define SLOW_BAD_OFFSET (4ULL << 20)
