@@ -17,7 +17,7 @@ EXTENSIONS = (".h", ".cc", ".c", ".py", ".md", ".sh", ".mk", ".txt", ".bt", ".js
 # Top-level folders that hold parts of the product, the study or how they are built.
 TOP = ("libtempo", "study", "tools", "kmod", "ebpf", "tests", "scripts", "packaging", "debian",
        "mk", "Documentation", "examples", "data", "cmake")
-REQUIRED = ("tempod", "claim surface", "runtime side", "connection server", "cluster tier",
+REQUIRED = ("tempod", "claim surface", "runtime side", "cluster tier",
             "study", "kmod", "ebpf", "daemon mode", "tempo-risk")
 CLAIM_PATH = "## The path of one claim"
 
