@@ -14,5 +14,6 @@ bench-engines: build
 	$(BUILD)/tests/engines/engines_bench
 	@TEMPOKV_LIBRARY=$(BUILD)/libtempo/capi/libtempo.so PYTHONPATH=libtempo/python \
 	  $(PY) -B tests/python/bench_keys.py
-	@TEMPOKV_LIBRARY=$(BUILD)/libtempo/capi/libtempo.so PYTHONPATH=libtempo/python:tests/engines \
+	@TEMPOKV_LIBRARY=$(BUILD)/libtempo/capi/libtempo.so TEMPOD_PATH=$(BUILD)/tools/tempod/tempod \
+	  PYTHONPATH=libtempo/python:tests/engines \
 	  $(PY) -B tests/engines/bench_connector.py --out $(ENGINES_DIR)

@@ -5,6 +5,9 @@ physical reference measured in the same run:
 * the scheduler side's build_connector_meta with 4 running and 1,000 waiting requests, each
   with its claims (the per-step runtime call and the followers' TTUs included), against the
   library's tempo_runtime_step alone on the same snapshot;
+* the same engine path with the connector on a tempod (`device = daemon`; the daemon serves
+  a uring store): build_connector_meta and the runtime call alone, both through the daemon,
+  against the bare in-process tempo_runtime_step, measured alternately in the same run;
 * the worker side's load and save per layer (a Llama-3.1-8B layer of one rank: 8 KV heads of
   128, bfloat16, blocks of 16 tokens), against a bare tensor copy of the same bytes: the
   fast tier's bytes index_copy_'d into the paged blocks, and the blocks index_select'ed into
@@ -17,7 +20,10 @@ import argparse
 import ctypes
 import os
 import shutil
+import signal
+import socket
 import statistics
+import subprocess
 import tempfile
 import time
 
@@ -35,11 +41,16 @@ def median_us(samples):
     return statistics.median(samples) / 1e3
 
 
-def engine(directory, max_num_seqs=4, runtime=True, blocks=1024):
+TIER = {"fast_tier_bytes": "512MiB", "budget_bytes": "256MiB", "policy": "tempo"}
+
+
+def engine(directory, max_num_seqs=4, runtime=True, blocks=1024, socket_path=None):
     model = vs.ModelSpec("meta-llama/Llama-3.1-8B-Instruct", LAYERS, HEADS, DIM, torch.bfloat16)
-    tempo = {"device": "uring", "uring.store_path": directory + "/store",
-             "fast_tier_bytes": "512MiB", "budget_bytes": "256MiB", "uring.prefault": False,
-             "policy": "tempo"}
+    if socket_path is None:
+        tempo = {"device": "uring", "uring.store_path": directory + "/store",
+                 "uring.prefault": False, **TIER}
+    else:
+        tempo = {"device": "daemon", "daemon.socket": socket_path}
     # Costs held at the prior: the bench's steps take microseconds, not a model's milliseconds.
     extra = {"tempo": tempo, "chunk_tokens": CHUNK, "layer_groups": GROUPS, "runtime": runtime,
              "learn_costs": False}
@@ -50,9 +61,34 @@ def engine(directory, max_num_seqs=4, runtime=True, blocks=1024):
     return sched, runner, vs.Scheduler(config, kvc, sched, token_budget=1 << 20)
 
 
-def scheduler_side(directory, reps):
-    """build_connector_meta with 4 running and 1,000 waiting requests holding claims."""
-    sched, runner, scheduler = engine(directory)
+class SchedulerSide:
+    """An engine's scheduler side with 4 running and 1,000 waiting requests holding claims,
+    and the snapshot its per-step runtime call takes, for the bare call."""
+
+    def __init__(self, directory, socket_path=None):
+        self.sched, self.runner, scheduler = engine(directory, socket_path=socket_path)
+        self.side, self.step, self.snapshot, self.waiting = prepare(self.sched, self.runner,
+                                                                    scheduler)
+        self.rt = self.side.feed.runtime._ptr()
+
+    def meta_ns(self):
+        t = time.perf_counter_ns()
+        self.side.build_connector_meta(self.step)
+        spent = time.perf_counter_ns() - t
+        self.side.update_connector_output(None)
+        return spent
+
+    def bare_ns(self):
+        t = time.perf_counter_ns()
+        assert lib.tempo_runtime_step(self.rt, ctypes.byref(self.snapshot)) == 0
+        return time.perf_counter_ns() - t
+
+    def close(self):
+        self.runner.connector.shutdown()
+        self.sched.shutdown()
+
+
+def prepare(sched, runner, scheduler):
     doc = [(i * i * 31 + 17 * i) % 30011 for i in range(CHUNK * 2 + 1)]
     scheduler.add_request(vs.Request("seed", doc))
     while scheduler.running or scheduler.waiting:
@@ -94,19 +130,71 @@ def scheduler_side(directory, reps):
     s = ne.Step()
     s.running, s.running_count = run, 4
     s.waiting, s.waiting_count = wait, len(tracked[:1000])
-    rt = side.feed.runtime._ptr()
+    return side, step, s, len(tracked)
+
+
+def scheduler_side(directory, reps):
+    """build_connector_meta in process against tempo_runtime_step alone, alternating so both
+    see the same machine."""
+    local = SchedulerSide(directory)
     meta, bare = [], []
-    for _ in range(reps):  # alternating, so both see the same machine
-        t = time.perf_counter_ns()
-        side.build_connector_meta(step)
-        meta.append(time.perf_counter_ns() - t)
-        side.update_connector_output(None)
-        t = time.perf_counter_ns()
-        assert lib.tempo_runtime_step(rt, ctypes.byref(s)) == 0
-        bare.append(time.perf_counter_ns() - t)
-    runner.connector.shutdown()
-    sched.shutdown()
-    return median_us(meta), median_us(bare), len(tracked)
+    for _ in range(reps):
+        meta.append(local.meta_ns())
+        bare.append(local.bare_ns())
+    local.close()
+    return median_us(meta), median_us(bare), local.waiting
+
+
+def daemon_side(directory, reps):
+    """The engine path through tempod (build_connector_meta, and the runtime call alone)
+    against the bare in-process runtime call, all three alternating in one run."""
+    sock = start_tempod(directory)
+    try:
+        os.makedirs(directory + "/local")
+        local = SchedulerSide(directory + "/local")
+        remote = SchedulerSide(directory, socket_path=sock)
+        meta, call, bare = [], [], []
+        for _ in range(reps):
+            meta.append(remote.meta_ns())
+            call.append(remote.bare_ns())
+            bare.append(local.bare_ns())
+        remote.close()
+        local.close()
+    finally:
+        stop_tempod()
+    return median_us(meta), median_us(call), median_us(bare), remote.waiting
+
+
+TEMPOD = []
+
+
+def start_tempod(directory):
+    """A tempod (TEMPOD_PATH) serving a fresh uring store of the same tier in directory."""
+    sock = os.path.join(directory, "tempod.sock")
+    conf = os.path.join(directory, "tempod.conf")
+    with open(conf, "w") as f:
+        f.write("device = uring\n" + "".join(f"{k} = {v}\n" for k, v in TIER.items()) +
+                f"daemon.socket = {sock}\n[uring]\nstore_path = {directory}/store\n"
+                "huge_pages = false\nprefault = false\n")
+    TEMPOD.append(subprocess.Popen([os.environ["TEMPOD_PATH"], "--config", conf]))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if TEMPOD[-1].poll() is not None:
+            raise SystemExit(f"bench_connector: tempod exited {TEMPOD[-1].returncode}")
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+                s.connect(sock)
+                return sock
+        except OSError:
+            time.sleep(0.02)
+    raise SystemExit("bench_connector: tempod did not serve its socket within 30 s")
+
+
+def stop_tempod():
+    daemon = TEMPOD.pop()
+    daemon.send_signal(signal.SIGTERM)
+    if daemon.wait(timeout=30) != 0:
+        raise SystemExit(f"bench_connector: tempod exited {daemon.returncode}")
 
 
 def worker_side(directory, reps, tokens):
@@ -195,13 +283,19 @@ def main():
     try:
         os.makedirs(d + "/a")
         os.makedirs(d + "/b")
+        os.makedirs(d + "/c")
         meta, bare, waiting = scheduler_side(d + "/a", args.reps * 3)
+        d_meta, d_call, d_bare, d_waiting = daemon_side(d + "/c", args.reps * 3)
         load_us, copy_in, save_us, copy_out, layer_bytes = worker_side(d + "/b", args.reps,
                                                                        args.tokens)
     finally:
         shutil.rmtree(d)
     rows = [("scheduler: build_connector_meta, 4 running + 1000 waiting", meta,
              "tempo_runtime_step alone", bare),
+            (f"scheduler through tempod: build_connector_meta, 4 running + {d_waiting} waiting",
+             d_meta, "tempo_runtime_step in process", d_bare),
+            (f"scheduler through tempod: tempo_runtime_step, {d_waiting} waiting", d_call,
+             "tempo_runtime_step in process", d_bare),
             (f"worker: load per layer ({layer_bytes >> 20} MiB)", load_us,
              "index_copy_ of the same bytes", copy_in),
             (f"worker: save per layer ({layer_bytes >> 20} MiB)", save_us,
