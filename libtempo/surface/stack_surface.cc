@@ -46,6 +46,10 @@ auto StackSurface::on_stack(F&& fn) -> decltype(fn(std::declval<Stack&>())) {
   return result;
 }
 
+void StackSurface::inspect(const std::function<void(Stack&)>& fn) {
+  driver_.call([&] { fn(stack_); });
+}
+
 const char* StackSurface::device() const { return device_.c_str(); }
 
 bool StackSurface::reads_spread() const {

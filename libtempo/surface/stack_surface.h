@@ -3,6 +3,7 @@
 // the C ABI's threads and an engine running on the driver use it alike.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -54,6 +55,10 @@ class StackSurface final : public ClaimSurface {
   int sim_add_objects(std::span<const KvObject> objects) override;
   int sim_advance(TimeNs ns) override;
   size_t cancel_live() override;
+
+  // Runs fn(stack) on the driver: how a test or the fuzzer reads the accounting of the
+  // stack behind a C handle (tempo_capi_surface) without a second way in.
+  void inspect(const std::function<void(Stack&)>& fn);
 
  private:
   explicit StackSurface(std::unique_ptr<Context> context);

@@ -25,7 +25,8 @@
 #include <vector>
 
 #include "capi/capi_context.h"
-#include "stack/context.h"
+#include "stack/stack.h"
+#include "surface/stack_surface.h"
 #include "tempo/tempo.h"
 #include "tempo/tempo_sim.h"
 
@@ -308,7 +309,9 @@ void check_accounting(tempo_ctx* ctx, const char* when) {
   struct Seen {
     uint64_t ledger, recount, budget, provider_pins, device_pins;
   } s{};
-  tempo_capi_context(ctx)->call([&](tempo::Stack& st) {
+  auto* surface = dynamic_cast<tempo::StackSurface*>(tempo_capi_surface(ctx));
+  if (!surface) fail("a sim context without an in-process stack", 0);
+  surface->inspect([&](tempo::Stack& st) {
     const tempo::ProviderStats ps = st.provider().stats();
     s = Seen{ps.ledger_bytes, st.provider().recompute_ledger_bytes(), ps.budget_bytes,
              st.provider().held_pins(), st.device().stats().pins};
