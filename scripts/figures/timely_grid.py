@@ -16,7 +16,7 @@ arrivals x three loads (0.7, 0.85 and 0.95 of the model's capacity on the docume
 x NarrativeQA- and LooGLE-shaped
 documents x seeds 1-3, at a 100% prefix ratio.
 
-usage: timely_grid.py TEMPO_REPLAY OUT [--jobs N] [--rule POLICY] [--named CSV]
+usage: timely_grid.py TEMPO_REPLAY OUT [--jobs N] [--rule POLICY] [--named CSV] [--known-outputs]
 Writes OUT/timely-grid/{grid.csv,frontier.png} and prints, for every policy, the cells
 where it is timely, frugal, both and undominated, its worst ratios and its median and worst
 C / bound; then every cell where the rule (--rule, default tempo-risk) is not timely or
@@ -86,11 +86,11 @@ def slack_gib_s(path, policies):
     return {p: held[p] / float(1 << 30) / count[p] for p in policies}
 
 
-def run_cell(binary, policies, cell):
+def run_cell(binary, policies, extra, cell):
     name, labels, args = cell
     out = tempfile.mkdtemp(prefix="timely-grid-")
     try:
-        cmd = [binary, "-e", "compare", "-j", "1", "-o", out, "-p", ",".join(policies)] + args
+        cmd = [binary, "-e", "compare", "-j", "1", "-o", out, "-p", ",".join(policies)] + args + extra
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             rc.fail("%s failed: %s" % (" ".join(cmd), p.stderr.strip()))
@@ -196,7 +196,10 @@ def main():
     ap.add_argument("--rule", default="tempo-risk",
                     help="the rule the misses are listed for (a -p name; tempo-risk:W replaces tempo-risk)")
     ap.add_argument("--named", help="CSV of the cells the rule may miss (cell,check,...): exit 1 on a difference")
+    ap.add_argument("--known-outputs", action="store_true",
+                    help="every policy's TTU estimator is given the true output lengths (what no forecast beats)")
     a = ap.parse_args()
+    extra = ["--known-outputs"] if a.known_outputs else []
     if a.jobs < 1:
         rc.fail("--jobs must be at least 1")
     # A variant of tempo-risk takes its place, as if it were the default.
@@ -207,7 +210,7 @@ def main():
     os.makedirs(root, exist_ok=True)
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        rows = [r for cell in pool.map(lambda c: run_cell(a.binary, policies, c), cells()) for r in cell]
+        rows = [r for cell in pool.map(lambda c: run_cell(a.binary, policies, extra, c), cells()) for r in cell]
     with open(os.path.join(root, "grid.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
