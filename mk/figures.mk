@@ -30,15 +30,17 @@ run-figures:
 	@scripts/deps.sh plots
 	@$(PY) -B scripts/figures/compare.py $(BUILD)/run
 
-# The timely grid of issue 14 (Documentation/reproduction.md, "The timely grid"): 432
-# cells (2 models x ratios 50/75/100 x fast tiers 100/50/25 GiB x 4 arrival patterns x 3
-# seeds x 2 workloads) under the seven policies, each cell checked against the issue's bar
-# for tempo-risk (and again with known outputs, for the causes), then the Pareto sweep of
-# its knob. About half a minute on a quiet 2-core
-# machine; results in $(FIGURES_DIR)/timely-grid/.
+# The timely grid of issue 30 (Documentation/reproduction.md, "The timely grid"): 144 cells
+# of 300 requests (2 models x fast tiers 100/25 GiB x fixed and Poisson arrivals x 3 loads x
+# NarrativeQA and LooGLE x 3 seeds) under the seven policies; per policy the cells where it
+# is timely, frugal, both and undominated, its worst ratios and C / bound; every cell
+# tempo-risk misses, checked against the ones timely_named.csv names. About a minute on two
+# quiet cores (TIMELY_JOBS cells side by side); results in $(FIGURES_DIR)/timely-grid/.
+TIMELY_JOBS ?= 2
 .PHONY: timely-grid
 timely-grid: tempo-replay-bin
-	@$(PY) -B scripts/figures/timely_grid.py $(TEMPO_REPLAY) $(FIGURES_DIR)
+	@$(PY) -B scripts/figures/timely_grid.py $(TEMPO_REPLAY) $(FIGURES_DIR) --jobs $(TIMELY_JOBS) \
+	  --named scripts/figures/timely_named.csv
 
 # Layer-wise readiness (Documentation/engines.md, "Layer-wise readiness in tempo-replay"):
 # the fig4 cells x whole-claim readiness and the three layer-wise modes under immediate
