@@ -155,12 +155,13 @@ struct tempo_runtime {
 
 namespace {
 
-// Each waiting claim's retrieval_bytes against the claim's own bytes: 0 takes them, fewer is
-// the engine's mistake (its projection would move less than the claim holds). A claim the
+// Each waiting claim's retrieval_bytes against the claim's own bytes: fewer is the engine's
+// mistake (its projection would move less than the claim holds); 0 stays "none given", as
+// in 0.6. A claim the
 // context does not know is left to update_orders' -ENOENT.
 int check_retrieval_bytes(tempo_runtime& rt, tempo::ClaimSurface& surface) {
   for (size_t q = 0; q < rt.waiting_in.size(); ++q) {
-    tempo_waiting_seq& w = rt.waiting_in[q];
+    const tempo_waiting_seq& w = rt.waiting_in[q];
     if (w.claim == TEMPO_NO_CLAIM) continue;
     auto it = rt.claim_bytes.find(w.claim);
     if (it == rt.claim_bytes.end()) {
@@ -168,9 +169,7 @@ int check_retrieval_bytes(tempo_runtime& rt, tempo::ClaimSurface& surface) {
       if (surface.query(w.claim, &view) != 0) continue;
       it = rt.claim_bytes.emplace(w.claim, view.bytes).first;
     }
-    if (w.retrieval_bytes == 0) {
-      w.retrieval_bytes = it->second;
-    } else if (w.retrieval_bytes < it->second) {
+    if (w.retrieval_bytes != 0 && w.retrieval_bytes < it->second) {
       tempo_capi_log(rt.ctx, LOG_ERR,
                      "tempo_runtime_step: waiting[" + std::to_string(q) + "] retrieval_bytes " +
                          std::to_string(w.retrieval_bytes) + " below the " +

@@ -237,7 +237,7 @@ TEST(CApiAbi07, RetrievalBytesBelowTheClaimsAreRefusedWithAMessage) {
   tempo_claim_info info{};
   ASSERT_EQ(tempo_claim_get_info(c.ctx, id, &info, sizeof info), 0);
   EXPECT_EQ(info.ttu_ns, TEMPO_TTU_UNKNOWN);  // nothing changed
-  // 0 takes the claim's bytes; the step gives the claim its TTU.
+  // 0 (none given) is taken as in 0.6; the step gives the claim its TTU.
   w.retrieval_bytes = 0;
   ASSERT_EQ(tempo_runtime_step(r.rt, &step), 0);
   ASSERT_EQ(tempo_claim_get_info(c.ctx, id, &info, sizeof info), 0);

@@ -119,9 +119,8 @@ class RuntimeSide(unittest.TestCase):
                          WaitingSeq(500, 0, b)])
                 decode_a = sum(5e6 + 2e4 + 10.0 * (1001 + j) for j in range(4))
                 self.assertAlmostEqual(ctx.query(a).ttu_ns, decode_a, delta=4)
-                # b waits for a (its 1000 B retrieval, taken from its claim since 0.7 as
-                # retrieval_bytes is 0; prefill; 5 decode steps) and the claimless request too.
-                after_a = 1000 / 1e10 * 1e9 + prefill_ns(1000, 256) + sum(5e6 + 2e4 + 10.0 * (1256 + j) for j in range(5))
+                # b waits for a (prefill, 5 decode steps) and the claimless request too.
+                after_a = prefill_ns(1000, 256) + sum(5e6 + 2e4 + 10.0 * (1256 + j) for j in range(5))
                 after_c = prefill_ns(2000, 0) + sum(5e6 + 2e4 + 10.0 * (2000 + j) for j in range(5))
                 self.assertAlmostEqual(ctx.query(b).ttu_ns, decode_a + after_a + after_c, delta=20)
                 # Its output known to be 4 tokens (ABI 0.6): 2 decode steps; called 3 ms before

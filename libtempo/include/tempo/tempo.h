@@ -417,8 +417,9 @@ struct tempo_waiting_seq {
   uint64_t prompt_tokens;
   uint64_t cached_tokens; /* the matched prefix its claim retrieves */
   tempo_claim_id claim;   /* TEMPO_NO_CLAIM without one */
-  /* KV bytes of the claim, fast tier to GPU. From 0.7 checked against the claim: 0 takes the
-   * claim's bytes, fewer than them is -EINVAL (the context's log says which entry). */
+  /* KV bytes of the claim, fast tier to GPU; 0: none given (no retrieval time). From 0.7
+   * checked against the claim: fewer than its bytes is -EINVAL (the context's log says which
+   * entry). */
   uint64_t retrieval_bytes;
 };
 /* One scheduling step: the state after it, and the measured work of the step just run. */
