@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <new>
+#include <string>
 
 #include "tempo/tempo.h"
 
@@ -13,6 +14,9 @@ class ClaimSurface;
 
 // The claim surface of a handle (nullptr for a null handle). Defined in tempo_capi.cc.
 tempo::ClaimSurface* tempo_capi_surface(tempo_ctx* ctx);
+// A line to the context's log function (tempo_ctx_set_log_fn), if it has one; a syslog
+// priority. Defined in tempo_capi.cc.
+void tempo_capi_log(tempo_ctx* ctx, int priority, const std::string& message);
 
 namespace tempo_capi {
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -14,21 +15,25 @@
 #include "client/wire.h"
 #include "config/config_file.h"
 #include "config/settings.h"
+#include "controller/controller.h"
 #include "provider/provider.h"
 #include "surface/claim_surface.h"
 #include "tempo/tempo.h"
 #include "tempo/tempo_sim.h"
 
 struct tempo_config {
-  tempo::Settings settings;
-  std::string error;
+  std::atomic<int> refs{1};
+  mutable std::mutex mu;
+  tempo::Settings settings;  // guarded by mu
+  std::string error;         // guarded by mu
 };
 
 struct tempo_ctx {
   std::atomic<int> refs{1};
   std::unique_ptr<tempo::ClaimSurface> surface;
-  tempo_log_fn log_fn = nullptr;
-  void* log_data = nullptr;
+  std::mutex log_mu;
+  tempo_log_fn log_fn = nullptr;  // guarded by log_mu
+  void* log_data = nullptr;       // guarded by log_mu
 };
 
 namespace {
@@ -45,8 +50,17 @@ int with_surface(tempo_ctx* ctx, F&& f) {
 }
 
 void log(tempo_ctx* ctx, int priority, const std::string& msg) {
+  std::lock_guard lock(ctx->log_mu);
   if (ctx->log_fn) ctx->log_fn(ctx->log_data, priority, msg.c_str());
 }
+
+// TEMPO_TTU_UNKNOWN in, the clock's far end inside: the controller sees a claim whose laxity
+// never runs out until a TTU is given.
+int64_t ttu_in(int64_t ttu_ns) { return ttu_ns == TEMPO_TTU_UNKNOWN ? tempo::kMaxTimeNs : ttu_ns; }
+
+// Which TTUs read back as unknown: a far-end TTU ages from 2^62 ns, and none given by an
+// engine lies beyond 2^61 ns (73 years).
+constexpr int64_t kUnknownTtuAbove = tempo::kMaxTimeNs / 2;
 
 bool valid_size(size_t size) { return size > 0 && size <= TEMPO_STRUCT_SIZE_MAX; }
 
@@ -70,6 +84,10 @@ int claim_info(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* info) {
     tempo::ClaimView c;
     if (const int err = s.query(id, &c); err != 0) return err;
     tempo::to_claim_info(c, info);
+    if (info->ttu_ns > kUnknownTtuAbove) {
+      info->ttu_ns = TEMPO_TTU_UNKNOWN;
+      info->laxity_ns = TEMPO_LAXITY_NONE;
+    }
     return 0;
   });
 }
@@ -96,12 +114,20 @@ tempo::ClaimSurface* tempo_capi_surface(tempo_ctx* ctx) {
   return ctx ? ctx->surface.get() : nullptr;
 }
 
+void tempo_capi_log(tempo_ctx* ctx, int priority, const std::string& message) {
+  if (ctx) log(ctx, priority, message);
+}
+
+// -ENOTSUP (0.1-0.6) and -EOPNOTSUPP (0.7) are one value on Linux: tempo_version_check
+// answers old callers as before, so it needs no second symbol version.
+static_assert(ENOTSUP == EOPNOTSUPP);
+
 extern "C" {
 
 TEMPO_EXPORT const char* tempo_version(void) { return TEMPO_LIBRARY_VERSION; }
 
 TEMPO_EXPORT int tempo_version_check(unsigned major, unsigned minor) {
-  return major == TEMPO_VERSION_MAJOR && minor <= TEMPO_VERSION_MINOR ? 0 : -ENOTSUP;
+  return major == TEMPO_VERSION_MAJOR && minor <= TEMPO_VERSION_MINOR ? 0 : -EOPNOTSUPP;
 }
 
 TEMPO_EXPORT int tempo_config_new(tempo_config** out) {
@@ -110,11 +136,21 @@ TEMPO_EXPORT int tempo_config_new(tempo_config** out) {
   return *out ? 0 : -ENOMEM;
 }
 
-TEMPO_EXPORT void tempo_config_free(tempo_config* config) { delete config; }
+TEMPO_EXPORT tempo_config* tempo_config_ref(tempo_config* config) {
+  if (config) config->refs.fetch_add(1, std::memory_order_relaxed);
+  return config;
+}
+
+TEMPO_EXPORT void tempo_config_unref(tempo_config* config) {
+  if (config && config->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete config;
+}
+
+TEMPO_EXPORT void tempo_config_free(tempo_config* config) { tempo_config_unref(config); }
 
 TEMPO_EXPORT int tempo_config_set(tempo_config* config, const char* key, const char* value) {
   if (!config || !key || !value) return -EINVAL;
   return guard([&] {
+    std::lock_guard lock(config->mu);
     tempo::Settings next = config->settings;
     std::string error;
     const int r = next.set(key, value, &error);
@@ -125,13 +161,25 @@ TEMPO_EXPORT int tempo_config_set(tempo_config* config, const char* key, const c
 }
 
 TEMPO_EXPORT const char* tempo_config_error(const tempo_config* config) {
-  return config ? config->error.c_str() : "";
+  if (!config) return "";
+  std::lock_guard lock(config->mu);
+  return config->error.c_str();
+}
+
+TEMPO_EXPORT int tempo_config_get_error(const tempo_config* config, char* buf, size_t size) {
+  if (!config || !buf || size == 0) return -EINVAL;
+  std::lock_guard lock(config->mu);
+  const size_t n = std::min(config->error.size(), size - 1);
+  std::memcpy(buf, config->error.data(), n);
+  buf[n] = '\0';
+  return n < config->error.size() ? -ENOSPC : 0;
 }
 
 TEMPO_EXPORT int tempo_ctx_new(tempo_config* config, tempo_ctx** out) {
   if (!config || !out) return -EINVAL;
   *out = nullptr;
   return guard([&] {
+    std::lock_guard lock(config->mu);
     config->error.clear();
     std::unique_ptr<ClaimSurface> surface;
     if (const int r = tempo::open_claim_surface(config->settings, &surface, &config->error); r != 0)
@@ -159,13 +207,22 @@ TEMPO_EXPORT void tempo_ctx_unref(tempo_ctx* ctx) {
 
 TEMPO_EXPORT void tempo_ctx_set_log_fn(tempo_ctx* ctx, tempo_log_fn fn, void* data) {
   if (!ctx) return;
+  std::lock_guard lock(ctx->log_mu);
   ctx->log_fn = fn;
   ctx->log_data = data;
 }
 
-TEMPO_EXPORT int64_t tempo_ctx_now(tempo_ctx* ctx) {
+TEMPO_EXPORT int tempo_ctx_get_now(tempo_ctx* ctx, int64_t* now_ns) {
+  if (!now_ns) return -EINVAL;
   int64_t now = 0;
   const int r = with_surface(ctx, [&](ClaimSurface& s) { return s.now(&now); });
+  if (r == 0) *now_ns = now;
+  return r;
+}
+
+TEMPO_EXPORT int64_t tempo_ctx_now(tempo_ctx* ctx) {
+  int64_t now = 0;
+  const int r = tempo_ctx_get_now(ctx, &now);
   return r == 0 ? now : r;
 }
 
@@ -185,6 +242,10 @@ TEMPO_EXPORT int tempo_ctx_stats_0_3(tempo_ctx* ctx, tempo_counters* out, size_t
   return r;
 }
 
+TEMPO_EXPORT int tempo_ctx_get_stats(tempo_ctx* ctx, tempo_counters* out, size_t size) {
+  return tempo_ctx_stats_0_3(ctx, out, size);
+}
+
 // Binaries built against ABI 0.1-0.2 call tempo_ctx_stats@TEMPO_0.1 without a size.
 extern "C" TEMPO_EXPORT int tempo_ctx_stats_0_1(tempo_ctx* ctx, tempo_stats_0_1* out);
 __asm__(".symver tempo_ctx_stats_0_1,tempo_ctx_stats@TEMPO_0.1");
@@ -195,7 +256,7 @@ TEMPO_EXPORT int tempo_ctx_stats_0_1(tempo_ctx* ctx, tempo_stats_0_1* out) {
   if (r != 0) return r;
   std::memcpy(out, &s, sizeof(s));
   out->capacity_deferrals = s.capacity_deferral_attempts;
-  out->deferred_claims = s.capacity_deferrals;
+  out->deferred_claims = s.deferred_claims;
   return 0;
 }
 
@@ -214,12 +275,32 @@ TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects,
   // Over the limit, refused before copying what could be gigabytes.
   if (!id || (!objects && count) || count > tempo::kMaxManifestObjects) return -EINVAL;
   return with_surface(ctx, [&](ClaimSurface& s) {
-    return s.report(kv_objects(objects, count), ttu_ns, nullptr, id);
+    return s.report(kv_objects(objects, count), ttu_in(ttu_ns), nullptr, id);
   });
 }
 
+TEMPO_EXPORT int tempo_claim_report_sized(tempo_ctx* ctx, const tempo_object* objects, size_t count,
+                                          size_t object_size, int64_t ttu_ns, tempo_claim_id* id) {
+  if (!id || (!objects && count) || count > tempo::kMaxManifestObjects ||
+      object_size < sizeof(tempo_object) || object_size > TEMPO_STRUCT_SIZE_MAX)
+    return -EINVAL;
+  const auto* base = reinterpret_cast<const unsigned char*>(objects);
+  std::vector<tempo::KvObject> v(count);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned char* e = base + i * object_size;
+    // A field a later minor added, set by its caller: this library cannot honour it.
+    if (std::any_of(e + sizeof(tempo_object), e + object_size, [](unsigned char b) { return b; }))
+      return -EINVAL;
+    tempo_object o;
+    std::memcpy(&o, e, sizeof o);
+    v[i] = {o.key, o.bytes};
+  }
+  return with_surface(ctx,
+                      [&](ClaimSurface& s) { return s.report(v, ttu_in(ttu_ns), nullptr, id); });
+}
+
 TEMPO_EXPORT int tempo_claim_revise(tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns) {
-  return with_surface(ctx, [&](ClaimSurface& s) { return s.revise(id, ttu_ns, nullptr); });
+  return with_surface(ctx, [&](ClaimSurface& s) { return s.revise(id, ttu_in(ttu_ns), nullptr); });
 }
 
 TEMPO_EXPORT int tempo_claim_set_layers(tempo_ctx* ctx, tempo_claim_id id, uint32_t groups,
@@ -266,6 +347,11 @@ TEMPO_EXPORT int tempo_claim_query_0_1(tempo_ctx* ctx, tempo_claim_id id, void* 
                                TEMPO_CLAIM_INFO_SIZE_0_1);
 }
 
+TEMPO_EXPORT int tempo_claim_get_info(tempo_ctx* ctx, tempo_claim_id id, tempo_claim_info* info,
+                                      size_t size) {
+  return tempo_claim_query_0_3(ctx, id, info, size);
+}
+
 TEMPO_EXPORT int tempo_claim_transfer_begin(tempo_ctx* ctx, tempo_claim_id id) {
   return with_surface(ctx, [&](ClaimSurface& s) { return s.transfer_begin(id); });
 }
@@ -281,6 +367,7 @@ TEMPO_EXPORT int tempo_claim_cancel(tempo_ctx* ctx, tempo_claim_id id) {
 TEMPO_EXPORT int tempo_config_load(tempo_config* config, const char* path) {
   if (!config) return -EINVAL;
   return guard([&] {
+    std::lock_guard lock(config->mu);
     tempo::Settings next = config->settings;
     std::string error;
     const char* file = path ? path : std::getenv("TEMPO_CONFIG");
@@ -296,6 +383,12 @@ TEMPO_EXPORT const char* tempo_ctx_device(tempo_ctx* ctx) {
   return ctx ? ctx->surface->device() : nullptr;
 }
 
+TEMPO_EXPORT int tempo_ctx_get_device(tempo_ctx* ctx, const char** device) {
+  if (!ctx || !device) return -EINVAL;
+  *device = ctx->surface->device();
+  return 0;
+}
+
 TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
                                         int* outcome) {
   if (!outcome || timeout_ns < 0) return -EINVAL;
@@ -307,17 +400,25 @@ TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64
   });
 }
 
-TEMPO_EXPORT int tempo_claim_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_extent* extents,
-                                     size_t capacity, size_t* count) {
-  if (!count || (!extents && capacity)) return -EINVAL;
+TEMPO_EXPORT int tempo_claim_get_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_extent* extents,
+                                         size_t extent_size, size_t capacity, size_t* count) {
+  if (!count || (!extents && capacity) || extent_size < sizeof(tempo_extent) ||
+      extent_size > TEMPO_STRUCT_SIZE_MAX)
+    return -EINVAL;
   return with_surface(ctx, [&](ClaimSurface& s) {
     std::vector<tempo_extent> ext;
     if (const int r = s.extents(id, &ext); r != 0) return r;
     *count = ext.size();
     if (capacity < ext.size()) return -ENOSPC;
-    std::copy(ext.begin(), ext.end(), extents);
+    auto* to = reinterpret_cast<unsigned char*>(extents);
+    for (size_t i = 0; i < ext.size(); ++i) copy_sized(ext[i], to + i * extent_size, extent_size);
     return 0;
   });
+}
+
+TEMPO_EXPORT int tempo_claim_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_extent* extents,
+                                     size_t capacity, size_t* count) {
+  return tempo_claim_get_extents(ctx, id, extents, sizeof(tempo_extent), capacity, count);
 }
 
 TEMPO_EXPORT int tempo_claim_ordinary_read(tempo_ctx* ctx, tempo_claim_id id) {

@@ -1,7 +1,10 @@
 // The C ABI for engines (ABI 0.3 of include/tempo/tempo.h): the key scheme, the store's
 // lookup, delete and asynchronous put, and the runtime side's per-step call. Like
 // tempo_capi.cc, nothing throws across it.
+#include <syslog.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -15,6 +18,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "capi/capi_context.h"
@@ -43,6 +47,25 @@ bool all_zero(std::span<const uint64_t> v) {
   return true;
 }
 
+// A caller's array of elements of `stride` bytes (0: the 0.6 struct) as this library's
+// structs: -EINVAL a stride below the 0.6 struct or above TEMPO_STRUCT_SIZE_MAX, or an
+// element's bytes beyond the struct this library knows that are not zero (a field a later
+// minor added, which this one cannot honour).
+template <typename T>
+int read_strided(const T* array, size_t count, uint32_t stride, std::vector<T>* out) {
+  const size_t size = stride ? stride : sizeof(T);
+  if (size < sizeof(T) || size > TEMPO_STRUCT_SIZE_MAX) return -EINVAL;
+  out->resize(count);
+  const auto* base = reinterpret_cast<const unsigned char*>(array);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned char* e = base + i * size;
+    if (std::any_of(e + sizeof(T), e + size, [](unsigned char b) { return b != 0; }))
+      return -EINVAL;
+    std::memcpy(&(*out)[i], e, sizeof(T));
+  }
+  return 0;
+}
+
 }  // namespace
 
 struct tempo_writer {
@@ -53,6 +76,7 @@ struct tempo_writer {
     uint64_t cookie;
   };
 
+  std::atomic<int> refs{1};
   tempo_ctx* ctx = nullptr;
   std::mutex mu;
   std::condition_variable work;                // a job was queued, or the writer is closing
@@ -112,6 +136,7 @@ class PublishedOrder final : public tempo::RuntimeListener {
 }  // namespace
 
 struct tempo_runtime {
+  std::atomic<int> refs{1};
   tempo_ctx* ctx = nullptr;
   std::mutex mu;
   std::unique_ptr<tempo::StepCostLearner> costs;  // guarded by mu
@@ -122,7 +147,41 @@ struct tempo_runtime {
   std::vector<tempo::ClaimId> order;
   std::vector<tempo::ClaimId> waiting_claims;  // the last step's, sorted
   std::vector<tempo::ClaimId> seen;
+  std::vector<tempo_running_seq> running_in;
+  std::vector<tempo_waiting_seq> waiting_in;
+  // The bytes of each claim of the waiting queue, asked once per claim (they never change).
+  std::unordered_map<tempo::ClaimId, uint64_t> claim_bytes;
 };
+
+namespace {
+
+// Each waiting claim's retrieval_bytes against the claim's own bytes: fewer is the engine's
+// mistake (its projection would move less than the claim holds); 0 stays "none given", as
+// in 0.6. A claim the
+// context does not know is left to update_orders' -ENOENT.
+int check_retrieval_bytes(tempo_runtime& rt, tempo::ClaimSurface& surface) {
+  for (size_t q = 0; q < rt.waiting_in.size(); ++q) {
+    const tempo_waiting_seq& w = rt.waiting_in[q];
+    if (w.claim == TEMPO_NO_CLAIM) continue;
+    auto it = rt.claim_bytes.find(w.claim);
+    if (it == rt.claim_bytes.end()) {
+      tempo::ClaimView view;
+      if (surface.query(w.claim, &view) != 0) continue;
+      it = rt.claim_bytes.emplace(w.claim, view.bytes).first;
+    }
+    if (w.retrieval_bytes != 0 && w.retrieval_bytes < it->second) {
+      tempo_capi_log(rt.ctx, LOG_ERR,
+                     "tempo_runtime_step: waiting[" + std::to_string(q) + "] retrieval_bytes " +
+                         std::to_string(w.retrieval_bytes) + " below the " +
+                         std::to_string(it->second) + " bytes of its claim " +
+                         std::to_string(w.claim));
+      return -EINVAL;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -148,6 +207,12 @@ TEMPO_EXPORT uint64_t tempo_key_layer_group(uint64_t chain_key, uint32_t group) 
   return tempo::layer_group_key(chain_key, group);
 }
 
+TEMPO_EXPORT int tempo_key_get_layer_group(uint64_t chain_key, uint32_t group, uint64_t* key) {
+  if (!key) return -EINVAL;
+  *key = tempo::layer_group_key(chain_key, group);
+  return 0;
+}
+
 TEMPO_EXPORT int tempo_store_lookup(tempo_ctx* ctx, const uint64_t* keys, size_t count,
                                     size_t* prefix) {
   if (!prefix || (!keys && count)) return -EINVAL;
@@ -163,6 +228,10 @@ TEMPO_EXPORT int tempo_store_delete(tempo_ctx* ctx, uint64_t key) {
 TEMPO_EXPORT int tempo_ctx_fast_tier(tempo_ctx* ctx, void** base, uint64_t* bytes) {
   if (!base || !bytes) return -EINVAL;
   return with_surface(ctx, [&](tempo::ClaimSurface& s) { return s.fast_tier(base, bytes); });
+}
+
+TEMPO_EXPORT int tempo_ctx_get_fast_tier(tempo_ctx* ctx, void** base, uint64_t* bytes) {
+  return tempo_ctx_fast_tier(ctx, base, bytes);
 }
 
 TEMPO_EXPORT int tempo_claim_label(tempo_ctx* ctx, tempo_claim_id id, const char* request) {
@@ -220,8 +289,15 @@ TEMPO_EXPORT int tempo_writer_wait(tempo_writer* w, int64_t timeout_ns) {
   return done ? 0 : -ETIMEDOUT;
 }
 
-TEMPO_EXPORT void tempo_writer_free(tempo_writer* w) {
-  if (!w) return;
+TEMPO_EXPORT tempo_writer* tempo_writer_ref(tempo_writer* w) {
+  if (w) w->refs.fetch_add(1, std::memory_order_relaxed);
+  return w;
+}
+
+TEMPO_EXPORT void tempo_writer_free(tempo_writer* w) { tempo_writer_unref(w); }
+
+TEMPO_EXPORT void tempo_writer_unref(tempo_writer* w) {
+  if (!w || w->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   {
     std::lock_guard lock(w->mu);
     w->closing = true;
@@ -261,8 +337,15 @@ TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* c
   });
 }
 
-TEMPO_EXPORT void tempo_runtime_free(tempo_runtime* rt) {
-  if (!rt) return;
+TEMPO_EXPORT tempo_runtime* tempo_runtime_ref(tempo_runtime* rt) {
+  if (rt) rt->refs.fetch_add(1, std::memory_order_relaxed);
+  return rt;
+}
+
+TEMPO_EXPORT void tempo_runtime_free(tempo_runtime* rt) { tempo_runtime_unref(rt); }
+
+TEMPO_EXPORT void tempo_runtime_unref(tempo_runtime* rt) {
+  if (!rt || rt->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   tempo_ctx_unref(rt->ctx);
   delete rt;
 }
@@ -277,12 +360,18 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
   const tempo::StepWork work{step->prefill_tokens, step->prefill_context_tokens, step->decode_seqs,
                              step->decode_context_tokens};
   if (step->duration_ns > 0 && work.prefill_tokens == 0 && work.decode_seqs == 0) return -EINVAL;
-  const std::span<const tempo_waiting_seq> waiting(step->waiting, step->waiting_count);
   return guard([&] {
     std::lock_guard lock(rt->mu);
+    if (const int r =
+            read_strided(step->running, step->running_count, step->running_size, &rt->running_in);
+        r != 0)
+      return r;
+    if (const int r =
+            read_strided(step->waiting, step->waiting_count, step->waiting_size, &rt->waiting_in);
+        r != 0)
+      return r;
     rt->running.clear();
-    for (size_t i = 0; i < step->running_count; ++i) {
-      const tempo_running_seq& r = step->running[i];
+    for (const tempo_running_seq& r : rt->running_in) {
       if (r.computed_tokens > r.prompt_tokens) return -EINVAL;
       tempo::RunningRequest q;
       q.prompt_tokens_done = r.computed_tokens;
@@ -295,7 +384,7 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     }
     rt->order.clear();
     rt->seen.clear();
-    for (const tempo_waiting_seq& w : waiting) {
+    for (const tempo_waiting_seq& w : rt->waiting_in) {
       if (w.cached_tokens > w.prompt_tokens) return -EINVAL;
       rt->order.push_back(w.claim);
       if (w.claim != TEMPO_NO_CLAIM) rt->seen.push_back(w.claim);
@@ -304,6 +393,8 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     // would give it another TTU).
     std::sort(rt->seen.begin(), rt->seen.end());
     if (std::adjacent_find(rt->seen.begin(), rt->seen.end()) != rt->seen.end()) return -EINVAL;
+    tempo::ClaimSurface& surface = *tempo_capi_surface(rt->ctx);
+    if (const int r = check_retrieval_bytes(*rt, surface); r != 0) return r;
     // The step's time against what the costs predicted widens the TTU spread; then learn
     // from it before projecting, so this step's TTUs use it.
     if (step->duration_ns > 0) {
@@ -313,7 +404,6 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
       }
     }
     // The order first: it proves every claim known (-ENOENT changes nothing).
-    tempo::ClaimSurface& surface = *tempo_capi_surface(rt->ctx);
     const std::span<const tempo::ClaimId> order(rt->order);
     if (const int r = surface.update_orders({&order, 1}); r != 0) return r;
     // Claims no longer waiting (admitted, cancelled) leave the runtime side.
@@ -323,10 +413,15 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     for (const tempo::ClaimId id : gone) rt->side->forget(id);
     for (const tempo::ClaimId id : rt->seen) rt->side->adopt(id, id);
     rt->waiting_claims.swap(rt->seen);
+    // Claims a refused step asked about and that never waited stay cached no longer.
+    std::erase_if(rt->claim_bytes, [&](const auto& kv) {
+      return !std::binary_search(rt->waiting_claims.begin(), rt->waiting_claims.end(), kv.first);
+    });
     tempo::TimeNs now = 0;
     if (const int r = surface.now(&now); r != 0) return r;
     PublishedOrder published;
-    return rt->side->step(now, rt->running, StepWaiting(waiting), step->busy_ns, false, published);
+    return rt->side->step(now, rt->running, StepWaiting(rt->waiting_in), step->busy_ns, false,
+                          published);
   });
 }
 
@@ -335,6 +430,18 @@ TEMPO_EXPORT int tempo_runtime_finished(tempo_runtime* rt, uint32_t output_token
   if (!rt || output_tokens == 0) return -EINVAL;
   std::lock_guard lock(rt->mu);
   rt->side->history().record(output_tokens);
+  return 0;
+}
+
+TEMPO_EXPORT int tempo_runtime_get_costs_sized(tempo_runtime* rt, tempo_step_costs* out,
+                                               size_t size, uint64_t* steps_learned) {
+  if (!rt || !out || size == 0 || size > TEMPO_STRUCT_SIZE_MAX) return -EINVAL;
+  tempo_step_costs c;
+  uint64_t n = 0;
+  if (const int r = tempo_runtime_get_costs(rt, &c, &n); r != 0) return r;
+  std::memcpy(out, &c, std::min(size, sizeof c));
+  if (size > sizeof c) std::memset(reinterpret_cast<char*>(out) + sizeof c, 0, size - sizeof c);
+  if (steps_learned) *steps_learned = n;
   return 0;
 }
 

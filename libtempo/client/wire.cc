@@ -57,7 +57,7 @@ void to_counters(const StackStats& all, tempo_counters* s) {
   s->reserved_bytes = p.reserved_bytes;
   s->claims_reported = c.reported;
   s->claims_committed = c.committed;
-  s->capacity_deferrals = c.deferred_claims;
+  s->deferred_claims = c.deferred_claims;
   s->capacity_deferral_attempts = c.capacity_deferrals;
   s->claims_ordinary = c.ordinary;
   s->claims_failed_over = c.failovers;

@@ -248,7 +248,7 @@ RunResult run_daemon_engines(const ReplayWorkload& w, const EngineConfig& cfg,
   const double scale = static_cast<double>(cfg.byte_scale);
   r.ledger_byte_seconds = c.protected_gib_seconds * kGiB * scale;
   r.capacity_deferrals = c.capacity_deferral_attempts;
-  r.deferred_claims = c.capacity_deferrals;
+  r.deferred_claims = c.deferred_claims;
   r.ordinary_claims = c.claims_ordinary;
   r.staged_bytes = c.staged_bytes * cfg.byte_scale;
   r.demand_bytes = c.demand_bytes * cfg.byte_scale;

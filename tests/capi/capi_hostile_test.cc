@@ -78,7 +78,8 @@ TEST(CApiHostile, TtuBeyondTheHorizonIsRefusedAndTheClaimKeepsItsTtu) {
   const tempo_claim_id id = planned(c, o, 2 * kSec);
   ASSERT_NE(id, 0u);
   EXPECT_EQ(tempo_claim_revise(c.ctx, id, kI64Min), -EOVERFLOW);
-  EXPECT_EQ(tempo_claim_revise(c.ctx, id, kI64Max), -EOVERFLOW);
+  // INT64_MAX is TEMPO_TTU_UNKNOWN from 0.7 (CApiAbi07 checks it); one below is beyond the horizon.
+  EXPECT_EQ(tempo_claim_revise(c.ctx, id, kI64Max - 1), -EOVERFLOW);
   EXPECT_EQ(tempo_claim_revise(c.ctx, id, -kHorizon - 1), -EOVERFLOW);
   tempo_claim_info info{};
   ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
@@ -88,10 +89,14 @@ TEST(CApiHostile, TtuBeyondTheHorizonIsRefusedAndTheClaimKeepsItsTtu) {
   EXPECT_EQ(tempo_claim_report(c.ctx, &o, 1, kI64Min, &other), -EOVERFLOW);
   EXPECT_EQ(tempo_claim_report(c.ctx, &o, 1, kHorizon + 1, &other), -EOVERFLOW);
   EXPECT_EQ(other, 0u);
-  // At the horizon's edge the TTU is kept exactly.
+  // At the horizon's edge the TTU is taken; it is where an unknown TTU is kept, so it reads
+  // back as TEMPO_TTU_UNKNOWN (so does anything beyond 2^61 ns), one below 2^61 ns exactly.
   ASSERT_EQ(tempo_claim_revise(c.ctx, id, kHorizon), 0);
   ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
-  EXPECT_EQ(info.ttu_ns, kHorizon);
+  EXPECT_EQ(info.ttu_ns, TEMPO_TTU_UNKNOWN);
+  ASSERT_EQ(tempo_claim_revise(c.ctx, id, kHorizon / 2), 0);
+  ASSERT_EQ(tempo_claim_query(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_EQ(info.ttu_ns, kHorizon / 2);
   tempo_counters s{};
   ASSERT_EQ(tempo_ctx_stats(c.ctx, &s, sizeof s), 0);
   EXPECT_EQ(s.claims_reported, 1u);

@@ -24,7 +24,7 @@ TEST(CApi, VersionAndHeader) {
                        0),
             0u);  // tests/capi/abi_check.py checks it against libtempo.map
   EXPECT_EQ(tempo_version_check(TEMPO_VERSION_MAJOR, TEMPO_VERSION_MINOR), 0);
-  EXPECT_EQ(tempo_version_check(TEMPO_VERSION_MAJOR + 1, 0), -ENOTSUP);
+  EXPECT_EQ(tempo_version_check(TEMPO_VERSION_MAJOR + 1, 0), -EOPNOTSUPP);
   EXPECT_EQ(capi_header_is_c(), 3 + 7 + 2);
   EXPECT_EQ(capi_headers_coexist(), 1 + 8);
 }

@@ -3,8 +3,12 @@
  * libtempo: timely staging of reusable LLM KV caches on memory-semantic flash.
  *
  * One flat C ABI over opaque handles. Functions are named tempo_<object>_<verb> and return
- * 0 or a negative errno unless documented otherwise. Every function is thread-safe: calls
- * on one context are serialised internally. Times are signed 64-bit nanoseconds.
+ * 0 or a negative errno unless documented otherwise. Every function may be called from any
+ * thread on any handle: calls on one context, configuration, writer or runtime side are
+ * serialised by that handle's lock. The one exception is a string a call returns into the
+ * handle (tempo_config_error): it stays valid only until the next call on that handle, so
+ * threads sharing a configuration read its error with tempo_config_get_error, which copies.
+ * Times are signed 64-bit nanoseconds.
  *
  * Lifecycle of a claim (see Documentation/c-api.md):
  *   tempo_claim_report        a prefix-cache hit becomes a PLANNED claim (metadata only)
@@ -22,7 +26,10 @@
  * residency. The sim device's calls are in tempo/tempo_sim.h. ABI 0.4 adds the kmod
  * device's object placement (tempo_kmod_add_objects). ABI 0.5 adds layer-wise claims
  * (tempo_claim_set_layers). ABI 0.6 gives two reserved words of the runtime side a meaning:
- * a running sequence's known output length, and a step call made while a step runs.
+ * a running sequence's known output length, and a step call made while a step runs. ABI 0.7
+ * makes the ABI uniform (its section at the end): every handle reference-counted, getters
+ * named _get_ that return -errno and the value through a pointer, a size or stride on every
+ * array and struct that crosses it, a TTU that is not known yet, checked retrieval bytes.
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
@@ -41,7 +48,7 @@ extern "C" {
 #endif
 
 #define TEMPO_VERSION_MAJOR 0
-#define TEMPO_VERSION_MINOR 6
+#define TEMPO_VERSION_MINOR 7
 
 struct tempo_config;
 struct tempo_ctx;
@@ -126,7 +133,10 @@ struct tempo_counters {
   uint64_t reserved_bytes; /* part of the ledger still staging */
   uint64_t claims_reported;
   uint64_t claims_committed;
-  uint64_t capacity_deferrals;         /* claims a commit was refused for lack of budget */
+  /* Claims a commit was refused for lack of budget. Named capacity_deferrals in 0.3-0.6, a name
+   * that counted the refused attempts in 0.1-0.2: renamed in 0.7 so that code written for
+   * either meaning stops compiling instead of reading another number. Same offset as 0.3. */
+  uint64_t deferred_claims;
   uint64_t capacity_deferral_attempts; /* refused commit attempts (each tick counts again) */
   uint64_t claims_ordinary;
   uint64_t claims_failed_over;
@@ -152,10 +162,11 @@ struct tempo_counters {
 #define TEMPO_STRUCT_SIZE_MAX 4096
 
 /* Version of the library actually loaded, "MAJOR.MINOR.PATCH": its MAJOR.MINOR is the newest
- * ABI it provides (the last version node of libtempo.map), "0.6.0" here. Static storage. */
+ * ABI it provides (the last version node of libtempo.map), "0.7.0" here. Static storage. */
 TEMPO_EXPORT const char* tempo_version(void);
 /* 0 if the loaded library provides ABI major.minor (same major, minor at least), else
- * -ENOTSUP. Call it with TEMPO_VERSION_MAJOR/MINOR to detect a mismatched library. */
+ * -EOPNOTSUPP (spelled -ENOTSUP before 0.7: the same value on Linux). Call it with
+ * TEMPO_VERSION_MAJOR/MINOR to detect a mismatched library. */
 TEMPO_EXPORT int tempo_version_check(unsigned major, unsigned minor);
 
 /* Configuration: key/value settings (Documentation/configuration.md lists every key).
@@ -166,7 +177,9 @@ TEMPO_EXPORT void tempo_config_free(struct tempo_config* config);
 /* Sets one key. -EINVAL on an unknown key or invalid value; tempo_config_error() then says
  * which key and what it accepts. The configuration is unchanged on error. */
 TEMPO_EXPORT int tempo_config_set(struct tempo_config* config, const char* key, const char* value);
-/* The last error message of this configuration ("" if none). Owned by the configuration. */
+/* The last error message of this configuration ("" if none). Owned by the configuration and
+ * valid until the next call on it: a configuration shared by threads reads its error with
+ * tempo_config_get_error. */
 TEMPO_EXPORT const char* tempo_config_error(const struct tempo_config* config);
 
 /* Creates a context from a configuration (copied; the caller still owns it). Returns 0 and
@@ -402,9 +415,12 @@ struct tempo_running_seq {
 /* A waiting request, in scheduling order. */
 struct tempo_waiting_seq {
   uint64_t prompt_tokens;
-  uint64_t cached_tokens;   /* the matched prefix its claim retrieves */
-  tempo_claim_id claim;     /* TEMPO_NO_CLAIM without one */
-  uint64_t retrieval_bytes; /* KV bytes of the claim, fast tier to GPU */
+  uint64_t cached_tokens; /* the matched prefix its claim retrieves */
+  tempo_claim_id claim;   /* TEMPO_NO_CLAIM without one */
+  /* KV bytes of the claim, fast tier to GPU; 0: none given (no retrieval time). From 0.7
+   * checked against the claim: fewer than its bytes is -EINVAL (the context's log says which
+   * entry). */
+  uint64_t retrieval_bytes;
 };
 /* One scheduling step: the state after it, and the measured work of the step just run. */
 struct tempo_step {
@@ -422,7 +438,13 @@ struct tempo_step {
    * request it prefills prefilled, its decode batch one token further); the projection
    * starts then. 0 between steps. */
   int64_t busy_ns;
-  uint64_t reserved[3]; /* zero */
+  /* ABI 0.7: the strides of `running` and `waiting`, sizeof(struct tempo_running_seq) and
+   * sizeof(struct tempo_waiting_seq) as the caller was compiled, so either struct can grow;
+   * 0 reads as their 0.6 size (32 B each). Below it or above TEMPO_STRUCT_SIZE_MAX: -EINVAL;
+   * the bytes of an element beyond the struct this library knows must be zero (-EINVAL). */
+  uint32_t running_size;
+  uint32_t waiting_size;
+  uint64_t reserved[2]; /* zero */
 };
 /* A runtime side over ctx (holds a reference). -EINVAL a zero max_active or
  * generation_limit, a negative coefficient, retrieval_bps <= 0, a nonzero reserved field.
@@ -468,6 +490,79 @@ struct tempo_kmod_object {
  * -EOPNOTSUPP on other devices. Nothing is placed on error. */
 TEMPO_EXPORT int tempo_kmod_add_objects(struct tempo_ctx* ctx,
                                         const struct tempo_kmod_object* objects, size_t count);
+
+/* ABI 0.7: one style (Documentation/c-api.md, "ABI 0.7") ------------------------------ */
+
+/* Every handle is reference-counted: tempo_<object>_new returns it holding one reference,
+ * tempo_<object>_ref takes one more and returns the handle (NULL stays NULL),
+ * tempo_<object>_unref drops one and the last frees it (NULL is ignored). The 0.6 names
+ * tempo_config_free, tempo_writer_free and tempo_runtime_free remain and drop one reference. */
+
+/* Takes one more reference on a configuration. */
+TEMPO_EXPORT struct tempo_config* tempo_config_ref(struct tempo_config* config);
+/* Drops a reference; the last frees the configuration (contexts keep their copy). */
+TEMPO_EXPORT void tempo_config_unref(struct tempo_config* config);
+/* Takes one more reference on a writer. */
+TEMPO_EXPORT struct tempo_writer* tempo_writer_ref(struct tempo_writer* w);
+/* Drops a reference; the last finishes every queued put, then frees the writer. */
+TEMPO_EXPORT void tempo_writer_unref(struct tempo_writer* w);
+/* Takes one more reference on a runtime side. */
+TEMPO_EXPORT struct tempo_runtime* tempo_runtime_ref(struct tempo_runtime* rt);
+/* Drops a reference; the last frees the runtime side (its claims stay). */
+TEMPO_EXPORT void tempo_runtime_unref(struct tempo_runtime* rt);
+
+/* Getters return 0 or -errno and their value through the last pointer (written only on
+ * success). The 0.6 forms remain: tempo_ctx_now (a time or -EINVAL in one value),
+ * tempo_ctx_device (NULL for a NULL context), tempo_ctx_stats, tempo_ctx_fast_tier,
+ * tempo_claim_query, tempo_claim_extents, tempo_key_layer_group (no error path). */
+
+/* The last error message of a configuration ("" if none), copied NUL-terminated into
+ * buf[0..size). -ENOSPC when it does not fit (buf holds its start, terminated), -EINVAL a
+ * NULL configuration or buffer, or size 0. Safe while other threads use the configuration. */
+TEMPO_EXPORT int tempo_config_get_error(const struct tempo_config* config, char* buf, size_t size);
+/* The context's clock in ns into *now_ns (virtual on sim, monotonic otherwise). */
+TEMPO_EXPORT int tempo_ctx_get_now(struct tempo_ctx* ctx, int64_t* now_ns);
+/* The context's device ("sim", "uring", "kmod" or, in client mode, the daemon's) into
+ * *device: static storage. */
+TEMPO_EXPORT int tempo_ctx_get_device(struct tempo_ctx* ctx, const char** device);
+/* tempo_ctx_stats: the counters into *counters, of `size` bytes. */
+TEMPO_EXPORT int tempo_ctx_get_stats(struct tempo_ctx* ctx, struct tempo_counters* counters,
+                                     size_t size);
+/* tempo_ctx_fast_tier: the fast tier's memory. */
+TEMPO_EXPORT int tempo_ctx_get_fast_tier(struct tempo_ctx* ctx, void** base, uint64_t* bytes);
+/* tempo_claim_query: a claim into *info, of `size` bytes. */
+TEMPO_EXPORT int tempo_claim_get_info(struct tempo_ctx* ctx, tempo_claim_id id,
+                                      struct tempo_claim_info* info, size_t size);
+/* tempo_key_layer_group into *key; -EINVAL a NULL key. */
+TEMPO_EXPORT int tempo_key_get_layer_group(uint64_t chain_key, uint32_t group, uint64_t* key);
+/* tempo_claim_extents into an array of elements of extent_size bytes (pass sizeof(struct
+ * tempo_extent)): each gets the fields both know, zeros for those this library lacks.
+ * -EINVAL an extent_size below 16 (the 0.2 struct) or above TEMPO_STRUCT_SIZE_MAX. */
+TEMPO_EXPORT int tempo_claim_get_extents(struct tempo_ctx* ctx, tempo_claim_id id,
+                                         struct tempo_extent* extents, size_t extent_size,
+                                         size_t capacity, size_t* count);
+/* tempo_runtime_get_costs into *out, of `size` bytes (pass sizeof(struct tempo_step_costs));
+ * steps_learned may be NULL. -EINVAL a size of 0 or above TEMPO_STRUCT_SIZE_MAX. */
+TEMPO_EXPORT int tempo_runtime_get_costs_sized(struct tempo_runtime* rt,
+                                               struct tempo_step_costs* out, size_t size,
+                                               uint64_t* steps_learned);
+
+/* A TTU not known yet, for tempo_claim_report, tempo_claim_report_sized and tempo_claim_revise:
+ * a claim reported at the prefix-cache hit, its TTU given later (tempo_claim_revise, or
+ * tempo_runtime_step once the claim is in its waiting queue). Until then the claim does not
+ * commit on laxity (a retrieval still commits it), and tempo_claim_query reports ttu_ns
+ * TEMPO_TTU_UNKNOWN and laxity_ns TEMPO_LAXITY_NONE. A 0.6 library refuses it (-EOVERFLOW).
+ * The library keeps it as the clock's far end (2^62 ns): a TTU given beyond 2^61 ns (73
+ * years) also reads back as TEMPO_TTU_UNKNOWN. */
+#define TEMPO_TTU_UNKNOWN INT64_MAX
+
+/* tempo_claim_report over an array of elements of object_size bytes: pass sizeof(struct
+ * tempo_object), so the struct can grow. -EINVAL an object_size below 16 (the 0.1 struct) or
+ * above TEMPO_STRUCT_SIZE_MAX, or an element's bytes beyond the struct this library knows
+ * that are not zero; otherwise tempo_claim_report's errors. */
+TEMPO_EXPORT int tempo_claim_report_sized(struct tempo_ctx* ctx, const struct tempo_object* objects,
+                                          size_t count, size_t object_size, int64_t ttu_ns,
+                                          tempo_claim_id* id);
 
 #ifdef __cplusplus
 }

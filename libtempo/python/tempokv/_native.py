@@ -51,7 +51,7 @@ COUNTER_FIELDS = [
     ("reserved_bytes", ctypes.c_uint64),
     ("claims_reported", ctypes.c_uint64),
     ("claims_committed", ctypes.c_uint64),
-    ("capacity_deferrals", ctypes.c_uint64),
+    ("deferred_claims", ctypes.c_uint64),
     ("capacity_deferral_attempts", ctypes.c_uint64),
     ("claims_ordinary", ctypes.c_uint64),
     ("claims_failed_over", ctypes.c_uint64),

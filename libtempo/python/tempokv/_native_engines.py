@@ -53,7 +53,8 @@ class Step(ctypes.Structure):
                 ("duration_ns", ctypes.c_int64), ("prefill_tokens", ctypes.c_uint64),
                 ("prefill_context_tokens", ctypes.c_uint64), ("decode_seqs", ctypes.c_uint64),
                 ("decode_context_tokens", ctypes.c_uint64), ("busy_ns", ctypes.c_int64),
-                ("reserved", ctypes.c_uint64 * 3)]
+                ("running_size", ctypes.c_uint32), ("waiting_size", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint64 * 2)]
 
 
 def _declare() -> None:

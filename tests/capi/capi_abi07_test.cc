@@ -1,0 +1,318 @@
+// ABI 0.7: a locked configuration, reference-counted handles, getters that return -errno,
+// strides on the arrays that cross the ABI, TEMPO_TTU_UNKNOWN and checked retrieval bytes.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capi_ctx.h"
+#include "tempo/tempo.h"
+#include "tempo/tempo_sim.h"
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+// Two threads set two keys of one configuration while a third sets bad values and reads the
+// error: every last value lands (an unlocked copy-and-assign loses one) and no error string
+// is torn.
+TEST(CApiAbi07, AConfigurationSharedByThreadsKeepsEveryThreadsLastValue) {
+  tempo_config* cfg = nullptr;
+  ASSERT_EQ(tempo_config_new(&cfg), 0);
+  for (const auto& [k, v] : small_config("tempo"))
+    ASSERT_EQ(tempo_config_set(cfg, k.c_str(), v.c_str()), 0);
+  constexpr int kRounds = 3000;
+  std::thread budget([&] {
+    for (int i = 1; i <= kRounds; ++i)
+      tempo_config_set(cfg, "budget_bytes", std::to_string(1000 + i).c_str());
+  });
+  std::thread tier([&] {
+    for (int i = 1; i <= kRounds; ++i)
+      tempo_config_set(cfg, "fast_tier_bytes", std::to_string(10000 + i).c_str());
+  });
+  bool torn = false;
+  std::thread errors([&] {
+    char buf[256];
+    for (int i = 0; i < kRounds; ++i) {
+      tempo_config_set(cfg, "tick", "soon");
+      if (tempo_config_get_error(cfg, buf, sizeof buf) == 0 &&
+          std::strstr(buf, "tick") == nullptr && buf[0] != '\0')
+        torn = true;
+    }
+  });
+  budget.join();
+  tier.join();
+  errors.join();
+  EXPECT_FALSE(torn);
+  tempo_ctx* ctx = nullptr;
+  ASSERT_EQ(tempo_ctx_new(cfg, &ctx), 0) << tempo_config_error(cfg);
+  tempo_counters s{};
+  ASSERT_EQ(tempo_ctx_get_stats(ctx, &s, sizeof s), 0);
+  EXPECT_EQ(s.budget_bytes, uint64_t{1000 + kRounds});
+  EXPECT_EQ(s.fast_tier_capacity_bytes, uint64_t{10000 + kRounds});
+  tempo_ctx_unref(ctx);
+  tempo_config_unref(cfg);
+}
+
+TEST(CApiAbi07, TheErrorIsCopiedAndTruncationSaysSo) {
+  tempo_config* cfg = nullptr;
+  ASSERT_EQ(tempo_config_new(&cfg), 0);
+  char buf[8] = "xxxxxxx";
+  ASSERT_EQ(tempo_config_get_error(cfg, buf, sizeof buf), 0);
+  EXPECT_STREQ(buf, "");
+  ASSERT_EQ(tempo_config_set(cfg, "no_such_key", "1"), -EINVAL);
+  EXPECT_EQ(tempo_config_get_error(cfg, buf, sizeof buf), -ENOSPC);
+  EXPECT_EQ(std::string(buf), std::string(tempo_config_error(cfg)).substr(0, 7));
+  std::vector<char> big(std::strlen(tempo_config_error(cfg)) + 1);
+  ASSERT_EQ(tempo_config_get_error(cfg, big.data(), big.size()), 0);
+  EXPECT_STREQ(big.data(), tempo_config_error(cfg));
+  EXPECT_EQ(tempo_config_get_error(cfg, buf, 0), -EINVAL);
+  EXPECT_EQ(tempo_config_get_error(nullptr, buf, sizeof buf), -EINVAL);
+  tempo_config_unref(cfg);
+}
+
+// A reference outlives the one new gave: the handle still works after it is dropped.
+TEST(CApiAbi07, EveryHandleIsReferenceCounted) {
+  tempo_config* cfg = nullptr;
+  ASSERT_EQ(tempo_config_new(&cfg), 0);
+  EXPECT_EQ(tempo_config_ref(cfg), cfg);
+  tempo_config_free(cfg);  // the 0.6 name drops one reference
+  EXPECT_EQ(tempo_config_set(cfg, "policy", "tempo"), 0);
+  tempo_config_unref(cfg);
+  EXPECT_EQ(tempo_config_ref(nullptr), nullptr);
+  tempo_config_unref(nullptr);
+
+  Ctx c(small_config("tempo"));
+  tempo_writer* w = nullptr;
+  ASSERT_EQ(tempo_writer_new(c.ctx, 1, &w), 0);
+  EXPECT_EQ(tempo_writer_ref(w), w);
+  tempo_writer_unref(w);
+  EXPECT_EQ(tempo_writer_wait(w, 0), 0);
+  tempo_writer_free(w);
+  EXPECT_EQ(tempo_writer_ref(nullptr), nullptr);
+
+  tempo_runtime_config rc{};
+  rc.costs.retrieval_bps = 1e9;
+  rc.max_active = 4;
+  rc.generation_limit = 16;
+  tempo_runtime* rt = nullptr;
+  ASSERT_EQ(tempo_runtime_new(c.ctx, &rc, &rt), 0);
+  EXPECT_EQ(tempo_runtime_ref(rt), rt);
+  tempo_runtime_free(rt);
+  EXPECT_EQ(tempo_runtime_finished(rt, 3), 0);
+  tempo_runtime_unref(rt);
+  tempo_runtime_unref(nullptr);
+}
+
+TEST(CApiAbi07, GettersReturnAnErrnoAndTheValueApart) {
+  Ctx c(small_config("tempo"));
+  int64_t now = -1;
+  ASSERT_EQ(tempo_sim_advance(c.ctx, 7 * kMs), 0);
+  ASSERT_EQ(tempo_ctx_get_now(c.ctx, &now), 0);
+  EXPECT_EQ(now, 7 * kMs);
+  now = 42;
+  EXPECT_EQ(tempo_ctx_get_now(nullptr, &now), -EINVAL);
+  EXPECT_EQ(now, 42);  // untouched on error, unlike tempo_ctx_now's one value
+  EXPECT_EQ(tempo_ctx_get_now(c.ctx, nullptr), -EINVAL);
+  const char* device = nullptr;
+  ASSERT_EQ(tempo_ctx_get_device(c.ctx, &device), 0);
+  EXPECT_STREQ(device, "sim");
+  EXPECT_EQ(tempo_ctx_get_device(nullptr, &device), -EINVAL);
+  void* base = nullptr;
+  uint64_t bytes = 0;
+  EXPECT_EQ(tempo_ctx_get_fast_tier(c.ctx, &base, &bytes), -EOPNOTSUPP);
+  uint64_t key = 0;
+  ASSERT_EQ(tempo_key_get_layer_group(99, 3, &key), 0);
+  EXPECT_EQ(key, tempo_key_layer_group(99, 3));
+  EXPECT_EQ(tempo_key_get_layer_group(99, 3, nullptr), -EINVAL);
+  tempo_counters s{};
+  EXPECT_EQ(tempo_ctx_get_stats(c.ctx, &s, 0), -EINVAL);
+  tempo_claim_info info{};
+  EXPECT_EQ(tempo_claim_get_info(c.ctx, 12345, &info, sizeof info), -ENOENT);
+}
+
+// A caller built against a struct tempo_object of 24 B (a field a later minor may add).
+struct Object24 {
+  uint64_t key;
+  uint64_t bytes;
+  uint64_t future;
+};
+
+TEST(CApiAbi07, AManifestCarriesItsStrideAndUnknownFieldsMustBeZero) {
+  Ctx c(small_config("tempo"));
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 4; ++k) objs.push_back({k, 100});
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  std::vector<Object24> wide;
+  for (uint64_t k = 1; k <= 4; ++k) wide.push_back({k, 100, 0});
+  const auto* as_objects = reinterpret_cast<const tempo_object*>(wide.data());
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report_sized(c.ctx, as_objects, 4, sizeof(Object24), 2'000 * kMs, &id), 0);
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_EQ(info.bytes, 400u);  // at a 16 B stride the second object would read {0, 2}
+  wide[2].future = 1;
+  tempo_claim_id other = 0;
+  EXPECT_EQ(tempo_claim_report_sized(c.ctx, as_objects, 4, sizeof(Object24), 0, &other), -EINVAL);
+  EXPECT_EQ(tempo_claim_report_sized(c.ctx, objs.data(), 4, 8, 0, &other), -EINVAL);
+  EXPECT_EQ(tempo_claim_report_sized(c.ctx, objs.data(), 4, TEMPO_STRUCT_SIZE_MAX + 1, 0, &other),
+            -EINVAL);
+  EXPECT_EQ(other, 0u);
+  ASSERT_EQ(tempo_claim_report_sized(c.ctx, objs.data(), 2, sizeof(tempo_object), 0, &other), 0);
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, other, &info, sizeof info), 0);
+  EXPECT_EQ(info.bytes, 200u);
+  // Extents take a stride too; a stride below the 0.2 struct is refused before the device
+  // says it has no bytes.
+  size_t count = 0;
+  tempo_extent ext[4];
+  EXPECT_EQ(tempo_claim_get_extents(c.ctx, id, ext, 8, 4, &count), -EINVAL);
+  EXPECT_EQ(tempo_claim_get_extents(c.ctx, id, ext, sizeof(tempo_extent), 4, &count), -EINVAL);
+}
+
+// A claim reported at the hit, before the runtime knows when it is needed: it does not
+// commit on laxity, reads back as unknown, and commits once a near TTU is given.
+TEST(CApiAbi07, AClaimReportedWithAnUnknownTtuWaitsForOne) {
+  Ctx c(small_config("tempo"));
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 5; ++k) objs.push_back({k, 100});
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), 5, TEMPO_TTU_UNKNOWN, &id), 0);
+  ASSERT_EQ(tempo_sim_advance(c.ctx, 5'000 * kMs), 0);
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_PLANNED);
+  EXPECT_EQ(info.ttu_ns, TEMPO_TTU_UNKNOWN);
+  EXPECT_EQ(info.laxity_ns, TEMPO_LAXITY_NONE);
+  EXPECT_EQ(info.ttr_ns, 500 * kMs);
+  // 500 B at 1000 B/s: a TTU of 0.5 s commits now.
+  ASSERT_EQ(tempo_claim_revise(c.ctx, id, 500 * kMs), 0);
+  ASSERT_EQ(tempo_sim_advance(c.ctx, 100 * kMs), 0);
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_STAGING);
+  EXPECT_EQ(info.ttu_ns, 400 * kMs);
+}
+
+struct Runtime {
+  explicit Runtime(tempo_ctx* ctx) {
+    tempo_runtime_config rc{};
+    rc.costs.prefill_pass_ns = 1e6;
+    rc.costs.prefill_token_ns = 1e4;
+    rc.costs.decode_pass_ns = 1e6;
+    rc.costs.retrieval_bps = 1e9;
+    rc.max_active = 4;
+    rc.generation_limit = 16;
+    EXPECT_EQ(tempo_runtime_new(ctx, &rc, &rt), 0);
+  }
+  ~Runtime() { tempo_runtime_unref(rt); }
+  tempo_runtime* rt = nullptr;
+};
+
+TEST(CApiAbi07, RetrievalBytesBelowTheClaimsAreRefusedWithAMessage) {
+  std::vector<std::string> logs;  // outlives the context, which logs as it closes
+  Ctx c(small_config("tempo"));
+  tempo_ctx_set_log_fn(
+      c.ctx,
+      [](void* d, int, const char* m) { static_cast<std::vector<std::string>*>(d)->push_back(m); },
+      &logs);
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 5; ++k) objs.push_back({k, 100});
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), 5, TEMPO_TTU_UNKNOWN, &id), 0);
+  Runtime r(c.ctx);
+  tempo_waiting_seq w{1000, 500, id, 200};  // a 500 B claim said to move 200 B
+  tempo_step step{};
+  step.waiting = &w;
+  step.waiting_count = 1;
+  EXPECT_EQ(tempo_runtime_step(r.rt, &step), -EINVAL);
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_NE(logs[0].find("waiting[0] retrieval_bytes 200 below the 500 bytes of its claim"),
+            std::string::npos)
+      << logs[0];
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_EQ(info.ttu_ns, TEMPO_TTU_UNKNOWN);  // nothing changed
+  // 0 (none given) is taken as in 0.6; the step gives the claim its TTU.
+  w.retrieval_bytes = 0;
+  ASSERT_EQ(tempo_runtime_step(r.rt, &step), 0);
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_NE(info.ttu_ns, TEMPO_TTU_UNKNOWN);
+  EXPECT_GE(info.ttu_ns, 0);
+  w.retrieval_bytes = 500;
+  EXPECT_EQ(tempo_runtime_step(r.rt, &step), 0);
+}
+
+// A caller built against 40 B waiting entries: the stride says where each one starts.
+struct Waiting40 {
+  tempo_waiting_seq w;
+  uint64_t future;
+};
+
+TEST(CApiAbi07, StepArraysCarryTheirStrides) {
+  Ctx c(small_config("tempo"));
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 4; ++k) objs.push_back({k, 100});
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  tempo_claim_id a = 0, b = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), 2, TEMPO_TTU_UNKNOWN, &a), 0);
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs.data() + 2, 2, TEMPO_TTU_UNKNOWN, &b), 0);
+  Runtime r(c.ctx);
+  Waiting40 w[2] = {{{1000, 200, a, 200}, 0}, {{1000, 200, b, 200}, 0}};
+  tempo_step step{};
+  step.waiting = &w[0].w;
+  step.waiting_count = 2;
+  step.waiting_size = sizeof(Waiting40);
+  ASSERT_EQ(tempo_runtime_step(r.rt, &step), 0);
+  tempo_claim_info ia{}, ib{};
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, a, &ia, sizeof ia), 0);
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, b, &ib, sizeof ib), 0);
+  EXPECT_NE(ib.ttu_ns, TEMPO_TTU_UNKNOWN);  // the second entry was read where it lies
+  EXPECT_GT(ib.ttu_ns, ia.ttu_ns);          // and waits behind the first
+  w[1].future = 1;
+  EXPECT_EQ(tempo_runtime_step(r.rt, &step), -EINVAL);
+  w[1].future = 0;
+  step.waiting_size = 8;
+  EXPECT_EQ(tempo_runtime_step(r.rt, &step), -EINVAL);
+  step.waiting_size = 0;  // the 0.6 stride
+  step.waiting = reinterpret_cast<const tempo_waiting_seq*>(&w[0].w);
+  step.waiting_count = 1;
+  EXPECT_EQ(tempo_runtime_step(r.rt, &step), 0);
+  tempo_running_seq running{100, 100, 1, 0, 0};
+  step.running = &running;
+  step.running_count = 1;
+  step.running_size = TEMPO_STRUCT_SIZE_MAX + 1;
+  EXPECT_EQ(tempo_runtime_step(r.rt, &step), -EINVAL);
+  step.running_size = sizeof running;
+  EXPECT_EQ(tempo_runtime_step(r.rt, &step), 0);
+}
+
+TEST(CApiAbi07, CostsComeBackSized) {
+  Ctx c(small_config("tempo"));
+  Runtime r(c.ctx);
+  std::vector<unsigned char> buf(sizeof(tempo_step_costs) + 16, 0xAB);
+  uint64_t learned = 99;
+  ASSERT_EQ(tempo_runtime_get_costs_sized(r.rt, reinterpret_cast<tempo_step_costs*>(buf.data()),
+                                          sizeof(tempo_step_costs) + 8, &learned),
+            0);
+  EXPECT_EQ(learned, 0u);
+  tempo_step_costs got;
+  std::memcpy(&got, buf.data(), sizeof got);
+  EXPECT_EQ(got.prefill_pass_ns, 1e6);
+  EXPECT_EQ(got.retrieval_bps, 1e9);
+  for (size_t i = sizeof(tempo_step_costs); i < sizeof(tempo_step_costs) + 8; ++i)
+    EXPECT_EQ(buf[i], 0) << i;
+  EXPECT_EQ(buf[sizeof(tempo_step_costs) + 8], 0xAB);
+  std::fill(buf.begin(), buf.end(), 0xAB);
+  ASSERT_EQ(tempo_runtime_get_costs_sized(r.rt, reinterpret_cast<tempo_step_costs*>(buf.data()), 8,
+                                          nullptr),
+            0);
+  EXPECT_EQ(buf[8], 0xAB);
+  EXPECT_EQ(tempo_runtime_get_costs_sized(r.rt, &got, 0, nullptr), -EINVAL);
+}
+
+}  // namespace
