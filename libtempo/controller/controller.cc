@@ -283,9 +283,15 @@ void Controller::note_due(const Claim& c) {
   const std::optional<TimeNs> t = threshold(c);
   // Only claims the rule may meet before the next tick are worth an exact TTR.
   if (!t || !provider_.ttr_at_least(c.staging, *t - config_.tick_ns, ttr_mode())) return;
+  // Only a claim due before the earliest found so far moves it; a bound on its TTR often
+  // says it is not, without the TTR itself.
+  const TimeNs now = clock_.now();
+  if (now + std::max(*t - provider_.lead_ttr_at_most(c.staging, ttr_mode()), kMinDueStep) >=
+      next_due_)
+    return;
   const TimeNs ttr = provider_.lead_ttr(c.staging, ttr_mode()).value_or(0);
   if (ttr >= *t) return;  // eligible: the pass that found it so commits or defers it
-  next_due_ = std::min(next_due_, clock_.now() + std::max(*t - ttr, kMinDueStep));
+  next_due_ = std::min(next_due_, now + std::max(*t - ttr, kMinDueStep));
 }
 
 uint64_t Controller::behind(const Claim& c) const { return c.rank < 0 ? 0 : c.behind; }

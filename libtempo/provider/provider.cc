@@ -167,6 +167,7 @@ uint64_t Provider::place(Lane& l, const std::vector<ReadRun>& reads, uint64_t fr
 
 void Provider::refresh_profile(const ClaimStaging& c) {
   if (!c.planned_->profile_stale) return;
+  c.planned_->range_epoch = UINT64_MAX;
   for (Profile& f : c.planned_->sources) f = Profile{};
   for (ObjectKey key : c.objects_) {
     const ObjRec& o = objects_.at(key);
@@ -193,7 +194,13 @@ TimeNs Provider::source_ttr(Source s, Profile& f) {
   if (f.epoch != l.epoch || late) {
     // The tag at which its last object lands; by then its own reads have moved all their
     // bytes too.
-    uint64_t end = f.reads.empty() ? 0 : place(l, f.reads, late ? now.tag : 0);
+    uint64_t end = 0;
+    if (!f.reads.empty()) {
+      const uint64_t from = late ? now.tag : 0;
+      end = place(l, f.reads, from);
+      p.slots_from(from, &f.basis);
+      f.end = end;
+    }
     for (ObjectKey key : f.covered) end = std::max(end, p.finish(l.index.at(key)));
     f.work = p.work_at(end) + f.read_bytes;
     f.epoch = late ? UINT64_MAX : l.epoch;
@@ -203,14 +210,66 @@ TimeNs Provider::source_ttr(Source s, Profile& f) {
          bytes_to_ns(f.work > now.done ? f.work - now.done : 0, rate_bps(s));
 }
 
-TimeNs Provider::planned_ttr(const ClaimStaging& c) {
-  if (c.planned_->absent == decltype(c.planned_->absent){} &&
-      c.planned_->covered == decltype(c.planned_->covered){})
-    return 0;
+TtrRange Provider::source_ttr_range(Source s, Profile& f) {
+  // Covered objects only: nothing to place, the exact TTR costs no more than a bound.
+  if (f.reads.empty()) {
+    const TimeNs t = source_ttr(s, f);
+    return {t, t};
+  }
+  const QueueProjection& p = projection(s);
+  const Now now = projection_now(s);
+  const Lane& l = lane(s);
+  const bool late = now.tag > p.first_free();
+  if (f.epoch == l.epoch && !late) {
+    const TimeNs t = source_ttr(s, f);
+    return {t, t};
+  }
+  // Work conservation: the reads alone move their bytes after the queue's work done by now;
+  // everything queued drains with them.
+  uint64_t low = now.done + f.read_bytes;
+  uint64_t high = p.total() + f.read_bytes;
+  if (const uint64_t d = p.distance(f.basis, late ? now.tag : 0); d != UINT64_MAX) {
+    // The last placement moved by at most d; covered objects land where the layout says.
+    uint64_t covered = 0;
+    for (ObjectKey key : f.covered) covered = std::max(covered, p.finish(l.index.at(key)));
+    const uint64_t first = std::max(f.end - std::min(d, f.end), covered);
+    const uint64_t last = std::max(f.end + std::min(d, UINT64_MAX - f.end), covered);
+    low = std::max(low, p.work_at(first) + f.read_bytes);
+    high = std::min(high, p.work_at(last) + f.read_bytes);
+  }
+  const auto ttr_of = [&](uint64_t work) {
+    return latency_ns(s) + bytes_to_ns(work > now.done ? work - now.done : 0, rate_bps(s));
+  };
+  return {ttr_of(low), ttr_of(high)};
+}
+
+TtrRange Provider::planned_ttr_range(const ClaimStaging& c) {
+  ClaimStaging::Planned& planned = *c.planned_;
+  if (planned.nothing_to_stage()) return {};
   refresh_profile(c);
+  // Both lanes built: epoch_ names their layouts, and with the time, the range.
+  for (Source s : {Source::kLocal, Source::kRemote}) projection(s);
+  const TimeNs now = clock_.now();
+  if (planned.range_epoch == epoch_ && planned.range_at == now) return planned.range;
+  TtrRange r;
+  for (Source s : {Source::kLocal, Source::kRemote}) {
+    const TtrRange t = source_ttr_range(s, planned.sources[static_cast<size_t>(s)]);
+    r.lower = std::max(r.lower, t.lower);
+    r.upper = std::max(r.upper, t.upper);
+  }
+  planned.range = r;
+  planned.range_epoch = epoch_;
+  planned.range_at = now;
+  return r;
+}
+
+TimeNs Provider::planned_ttr(const ClaimStaging& c) {
+  const TtrRange r = planned_ttr_range(c);
+  if (r.lower == r.upper) return r.lower;
   TimeNs t = 0;
   for (Source s : {Source::kLocal, Source::kRemote})
     t = std::max(t, source_ttr(s, c.planned_->sources[static_cast<size_t>(s)]));
+  c.planned_->range = {t, t};  // for the same layouts and time
   return t;
 }
 
@@ -369,24 +428,16 @@ bool Provider::ttr_at_least(const ClaimStaging& c, TimeNs threshold, TtrMode mod
   if (threshold <= 0) return true;
   if (mode == TtrMode::kStatic || c.committed_) return *ttr(c, mode) >= threshold;
   if (c.planned_->groups > 1) return layered_ttr(c) >= threshold;
-  if (c.planned_->absent == decltype(c.planned_->absent){} &&
-      c.planned_->covered == decltype(c.planned_->covered){})
-    return false;  // TTR is 0
-  // Work conservation bounds each source's projection: everything queued there plus the
-  // claim's new reads drains by (W + X) / R; the new reads alone need at least X / R.
-  TimeNs lower = 0, upper = 0;
-  for (Source s : {Source::kLocal, Source::kRemote}) {
-    const uint64_t x = c.planned_->absent[static_cast<size_t>(s)];
-    if (x == 0 && c.planned_->covered[static_cast<size_t>(s)] == 0) continue;
-    const double rate = rate_bps(s);
-    const uint64_t queued = projection(s).total() - projection_now(s).done;
-    const TimeNs wait = x == 0 ? 0 : latency_ns(s);
-    lower = std::max(lower, x == 0 ? 0 : wait + bytes_to_ns(x, rate));
-    upper = std::max(upper, wait + bytes_to_ns(queued + x, rate));
-  }
-  if (upper < threshold) return false;
-  if (lower >= threshold) return true;
+  const TtrRange r = planned_ttr_range(c);
+  if (r.upper < threshold) return false;
+  if (r.lower >= threshold) return true;
   return planned_ttr(c) >= threshold;
+}
+
+TimeNs Provider::lead_ttr_at_most(const ClaimStaging& c, TtrMode mode) {
+  if (!c.tracked_) return 0;
+  if (c.committed_ || mode == TtrMode::kStatic || c.planned_->groups > 1) return *lead_ttr(c, mode);
+  return planned_ttr_range(c).upper;
 }
 
 CommitResult Provider::commit(ClaimStaging& c) {

@@ -82,6 +82,12 @@ struct ProviderStats {
   TimeNs remote_latency_ns = 0;
 };
 
+// Bounds on a TTR: lower <= TTR <= upper.
+struct TtrRange {
+  TimeNs lower = 0;
+  TimeNs upper = 0;
+};
+
 // The provider's part of one claim's record: the claim's objects and byte counts, its
 // commitment and the staging it waits for, and what the TTR projection keeps for it. The
 // claim book holds it (the controller's Claim embeds one, controller/claim.h; a Provider's
@@ -109,13 +115,17 @@ class ClaimStaging {
   // An uncommitted claim as one source's projection reads it: the reads a commit would
   // issue there (manifest order, equal neighbours as runs), the objects covered by its
   // outstanding staging, and the work (bytes from the source's anchor) by which the last
-  // of them lands, kept for projection epoch `epoch`.
+  // of them lands, kept for projection epoch `epoch`. The last exact placement of the
+  // reads, kept across epochs: the slots it started from and the tag its last read ended at,
+  // which bound the placement after any later layout (QueueProjection::distance).
   struct Profile {
     std::vector<ReadRun> reads;
     uint64_t read_bytes = 0;
     std::vector<ObjectKey> covered;
     uint64_t work = 0;
     uint64_t epoch = UINT64_MAX;
+    std::vector<uint64_t> basis;  // empty until placed
+    uint64_t end = 0;
   };
 
   ClaimId id_ = 0;
@@ -134,6 +144,17 @@ class ClaimStaging {
     // record), per source, stale together.
     std::array<Profile, kSources> sources;
     bool profile_stale = true;
+    // Bounds on the TTR for the layouts of epoch `range_epoch` at time `range_at`: one pass
+    // asks a claim several questions.
+    TtrRange range;
+    uint64_t range_epoch = UINT64_MAX;
+    TimeNs range_at = 0;
+    // Nothing to read or wait for: the TTR is 0.
+    bool nothing_to_stage() const {
+      for (size_t s = 0; s < kSources; ++s)
+        if (absent[s] != 0 || covered[s] != 0) return false;
+      return true;
+    }
     uint32_t groups = 1;  // layer groups (set_layers)
     TimeNs per_group_ns = 0;
   };
@@ -173,6 +194,9 @@ class Provider final : public DeviceObserver {
   std::optional<TimeNs> ttr(const ClaimStaging& c, TtrMode mode);
   // ttr(c, mode) >= threshold, decided from cheap bounds where they settle it.
   bool ttr_at_least(const ClaimStaging& c, TimeNs threshold, TtrMode mode);
+  // A bound lead_ttr(c, mode) never exceeds, from what is kept where that is cheaper than
+  // the TTR itself (0 when not tracked).
+  TimeNs lead_ttr_at_most(const ClaimStaging& c, TtrMode mode);
   // Layer-wise claims (engines load KV per layer group during prefill): the claim's
   // objects, in manifest order, form `groups` consecutive groups (object j of n in group
   // j * groups / n), group g needed `g * per_group_ns` after retrieval begins. Laxity is
@@ -277,6 +301,11 @@ class Provider final : public DeviceObserver {
   // The uncommitted claim's state-aware TTR from one source, and from all.
   TimeNs source_ttr(Source s, Profile& f);
   TimeNs planned_ttr(const ClaimStaging& c);
+  // Bounds on planned_ttr(c) without placing its reads anew (kept per claim for the layouts
+  // and the time): work conservation, and the last placement moved by at most how far the
+  // slots moved since; exact where the kept work still holds.
+  TtrRange source_ttr_range(Source s, Profile& f);
+  TtrRange planned_ttr_range(const ClaimStaging& c);
   // An uncommitted layer-wise claim's lead TTR: every source's queue as it stands now with
   // the claim's reads after it, laid out afresh; each object's readiness in its group.
   TimeNs layered_ttr(const ClaimStaging& c);

@@ -115,4 +115,19 @@ uint64_t QueueProjection::place_after(std::span<const ReadRun> reads, uint64_t f
   return end;
 }
 
+void QueueProjection::slots_from(uint64_t from, std::vector<uint64_t>* out) const {
+  out->resize(free_.size());
+  for (size_t i = 0; i < free_.size(); ++i) (*out)[i] = std::max(free_[i], from);
+}
+
+uint64_t QueueProjection::distance(std::span<const uint64_t> basis, uint64_t from) const {
+  if (basis.size() != free_.size()) return UINT64_MAX;
+  uint64_t d = 0;
+  for (size_t i = 0; i < basis.size(); ++i) {
+    const uint64_t s = std::max(free_[i], from);
+    d = std::max(d, s > basis[i] ? s - basis[i] : basis[i] - s);
+  }
+  return d;
+}
+
 }  // namespace tempo

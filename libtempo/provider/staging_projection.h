@@ -52,6 +52,14 @@ class QueueProjection {
   // Reads issued after the queue, none admitted before tag `from`: the tag at which the
   // last of them ends (`from` when there are none).
   uint64_t place_after(std::span<const ReadRun> reads, uint64_t from) const;
+  // The slots' free tags as place_after(reads, from) starts from: ascending, none before
+  // `from`, into *out.
+  void slots_from(uint64_t from, std::vector<uint64_t>* out) const;
+  // How far the slots place_after(., from) starts from lie from `basis` (slots_from of an
+  // earlier layout): the largest difference slot by slot, UINT64_MAX for another slot
+  // count. List scheduling moves each read's end by at most the largest move of a slot's
+  // free tag, so reads that ended at tag e placed after `basis` end within e +- this.
+  uint64_t distance(std::span<const uint64_t> basis, uint64_t from) const;
 
  private:
   std::vector<uint64_t> remaining_;

@@ -65,6 +65,35 @@ TEST(StagingProjection, ReadsPlacedAfterTheQueueTakeTheSlotsThatFreeFirst) {
   EXPECT_EQ(p.place_after({}, 700), 700u);
 }
 
+// What the pass bounds a kept placement by: reads placed after another queue end within
+// the distance between the two queues' slots (and exactly as far apart for a shift).
+TEST(StagingProjection, ReadsMoveByAtMostTheDistanceTheSlotsMoved) {
+  const QueueProjection a = built({500, 1000}, 2);
+  const QueueProjection b = built({700, 1000}, 2);
+  std::vector<uint64_t> basis;
+  a.slots_from(0, &basis);
+  EXPECT_EQ(basis, (std::vector<uint64_t>{500, 1000}));
+  EXPECT_EQ(b.distance(basis, 0), 200u);
+  EXPECT_EQ(b.distance(basis, 900), 400u);  // slots {900, 1000}
+  EXPECT_EQ(built({1}, 3).distance(basis, 0), UINT64_MAX);
+  std::mt19937_64 rng(9);
+  for (int run = 0; run < 2000; ++run) {
+    const auto slots = static_cast<uint32_t>(1 + rng() % 8);
+    std::vector<uint64_t> q1(rng() % 12), q2(rng() % 12);
+    for (uint64_t& q : q1) q = rng() % 1000;
+    for (uint64_t& q : q2) q = rng() % 1000;
+    std::vector<ReadRun> reads(1 + rng() % 10);
+    for (ReadRun& r : reads) r = {1 + rng() % 500, 1 + rng() % 3};
+    const QueueProjection p1 = built(q1, slots);
+    const QueueProjection p2 = built(q2, slots);
+    const uint64_t from = rng() % 2 ? 0 : rng() % 1500;
+    p1.slots_from(from, &basis);
+    const uint64_t d = p2.distance(basis, from);
+    const uint64_t e1 = p1.place_after(reads, from), e2 = p2.place_after(reads, from);
+    EXPECT_LE(e1 > e2 ? e1 - e2 : e2 - e1, d) << "run " << run;
+  }
+}
+
 TEST(StagingProjection, PlacingRunsOfEqualReadsMatchesOneReadAtATime) {
   std::mt19937_64 rng(5);
   for (int run = 0; run < 4000; ++run) {
