@@ -83,6 +83,8 @@ int server_options(const tempo::Settings& s, tempo::ServerOptions* o, std::strin
   o->metrics_port = s.daemon.metrics_port;
   o->shares = s.daemon.shares;
   o->default_share = s.daemon.default_share;
+  o->max_connections = s.daemon.max_connections;
+  o->hello_timeout = s.daemon.hello_timeout;
   if (!s.daemon.socket_group.empty()) {
     const group* g = getgrnam(s.daemon.socket_group.c_str());
     if (!g) {
