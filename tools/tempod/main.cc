@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
   const std::string config = args.get("config");
   const std::string socket = args.get("socket");
   if (config.empty()) return usage("--config is required");
+  if (args.has("socket") && socket.empty())
+    return usage("--socket needs a path (an empty one would serve daemon.socket unasked)");
 
   tempo::Settings settings;
   std::string error;
