@@ -137,4 +137,52 @@ TEST(TempodFlood, SilentConnectionsToTheDescriptorLimitNeitherSpinNorStarveAClie
   std::filesystem::remove_all(files.dir);
 }
 
+// A tempod serving `extra` configuration lines, waited for until it serves; its pid.
+pid_t serve(const tempo::test::TempodFiles& files, const std::string& extra) {
+  tempo::test::write_tempod_conf(files, extra);
+  const pid_t daemon = tempo::test::spawn_tempod(TEMPOD_PATH, files.dir);
+  std::unique_ptr<tempo::DaemonClient> client;
+  std::string error;
+  for (auto until = Clock::now() + std::chrono::seconds(20);
+       Clock::now() < until &&
+       tempo::DaemonClient::connect(files.socket, "", &client, &error) != 0;)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_TRUE(client) << error;
+  return daemon;
+}
+
+// Beyond daemon.max_connections a client is refused with the limit, not left waiting.
+TEST(TempodFlood, AConnectionBeyondTheCapIsRefusedWithTheLimit) {
+  const tempo::test::TempodFiles files = tempo::test::make_tempod_dir("tempod-cap");
+  ASSERT_FALSE(files.dir.empty());
+  pid_t daemon = serve(files, "daemon.max_connections = 4\ndaemon.hello_timeout = 60s\n");
+  std::vector<int> silent;
+  for (int i = 0; i < 4; ++i) silent.push_back(silent_connection(files.socket));
+  std::unique_ptr<tempo::DaemonClient> client;
+  std::string error;
+  EXPECT_EQ(tempo::DaemonClient::connect(files.socket, "", &client, &error, 10 * tempo::kNsPerSec),
+            -EBUSY);
+  EXPECT_NE(error.find("connection limit 4 reached"), std::string::npos) << error;
+  for (int fd : silent) close(fd);
+  tempo::test::stop_tempod(&daemon);
+  std::filesystem::remove_all(files.dir);
+}
+
+// A stopped daemon: the client's connect and HELLO time out instead of blocking forever.
+TEST(TempodFlood, AStuckDaemonTimesTheClientOut) {
+  const tempo::test::TempodFiles files = tempo::test::make_tempod_dir("tempod-stuck");
+  ASSERT_FALSE(files.dir.empty());
+  pid_t daemon = serve(files, "");
+  ASSERT_EQ(kill(daemon, SIGSTOP), 0);
+  std::unique_ptr<tempo::DaemonClient> client;
+  std::string error;
+  EXPECT_EQ(tempo::DaemonClient::connect(files.socket, "", &client, &error, 200 * tempo::kNsPerMs),
+            -ETIMEDOUT);
+  EXPECT_NE(error.find("within 200 ms"), std::string::npos) << error;
+  EXPECT_EQ(tempo::DaemonClient::connect(files.socket, "", &client, &error, 0), -EINVAL);
+  kill(daemon, SIGCONT);
+  tempo::test::stop_tempod(&daemon);
+  std::filesystem::remove_all(files.dir);
+}
+
 }  // namespace
