@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "client/tempod_proto.h"
@@ -47,12 +48,24 @@ void* map_aligned(int fd, uint64_t bytes, uint64_t align, void** mapping, size_t
   return m;
 }
 
+// Sets SO_SNDTIMEO or SO_RCVTIMEO of `sock` to `ns` (0: none). 0, or -1 with errno.
+int set_timeout(int sock, int which, TimeNs ns) {
+  const timeval tv{static_cast<time_t>(ns / kNsPerSec),
+                   static_cast<suseconds_t>(ns % kNsPerSec / kNsPerUs)};
+  return setsockopt(sock, SOL_SOCKET, which, &tv, sizeof(tv));
+}
+
 }  // namespace
 
 int DaemonClient::connect(const std::string& socket, const std::string& engine,
-                          std::unique_ptr<DaemonClient>* out, std::string* error) {
+                          std::unique_ptr<DaemonClient>* out, std::string* error, TimeNs timeout) {
+  if (timeout <= 0) {
+    *error = "tempod at '" + socket + "': the connect timeout must be positive";
+    return -EINVAL;
+  }
   std::unique_ptr<DaemonClient> c(new DaemonClient());
   c->socket_ = socket;
+  c->timeout_ = timeout;
   c->engine_ = engine;  // "": the daemon names it after the connection
   if (c->engine_.size() >= sizeof(tempod_hello{}.engine)) {
     *error = "daemon.engine '" + engine + "' is longer than 23 bytes";
@@ -79,21 +92,46 @@ int DaemonClient::connect_locked(std::string* error) {
   std::memcpy(addr.sun_path, socket_.c_str(), socket_.size() + 1);
   const int s = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (s < 0) return -errno;
-  if (::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  // A connect into a full listener waits up to SO_SNDTIMEO (then EAGAIN); the HELLO reply
+  // gets what is left of the timeout as SO_RCVTIMEO.
+  const auto start = std::chrono::steady_clock::now();
+  const std::string ms = std::to_string(timeout_ / kNsPerMs) + " ms";
+  if (set_timeout(s, SO_SNDTIMEO, timeout_) != 0 ||
+      ::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     const int err = errno;
     close(s);
+    if (err == EAGAIN) {
+      *error = "tempod at '" + socket_ + "': no connection within " + ms +
+               " (the daemon is stuck or its listener is full)";
+      return -ETIMEDOUT;
+    }
     *error = "tempod at '" + socket_ + "': " + std::strerror(err) + " (is tempod running?)";
     return -err;
   }
+  const TimeNs spent =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   auto hello = make_request<tempod_hello>(TEMPOD_OP_HELLO);
   hello.hdr.seq = next_seq_++;
   hello.features = TEMPOD_F_ALL;
   std::memcpy(hello.engine, engine_.c_str(), engine_.size());
   tempod_hello_reply reply{};
   int fd = -1;
-  ssize_t n = send_message(s, &hello, sizeof(hello), -1, 0);
-  if (n >= 0) n = recv_message(s, &reply, sizeof(reply), &fd, 0);
-  int r = n < 0 ? static_cast<int>(n) : n != sizeof(reply) ? -EPROTO : reply.hdr.status;
+  ssize_t n = set_timeout(s, SO_RCVTIMEO, std::max<TimeNs>(timeout_ - spent, kNsPerMs)) == 0
+                  ? send_message(s, &hello, sizeof(hello), -1, 0)
+                  : -errno;
+  // A daemon that refused the connection at accept sent its reason and closed: the send
+  // may fail, and the close may be seen first (ECONNRESET when our HELLO was still
+  // unread), the reason queued behind it.
+  if (n >= 0 || n == -EPIPE || n == -ECONNRESET) n = recv_message(s, &reply, sizeof(reply), &fd, 0);
+  if (n == -ECONNRESET) {
+    const ssize_t again = recv_message(s, &reply, sizeof(reply), &fd, MSG_DONTWAIT);
+    if (again != -EAGAIN) n = again;
+  }
+  int r = n == -EAGAIN         ? -ETIMEDOUT
+          : n < 0              ? static_cast<int>(n)
+          : n != sizeof(reply) ? -EPROTO
+                               : reply.hdr.status;
   // The fast tier's memory, or on kmod the device's whole range: extents point into it.
   const bool kmod = (reply.features & TEMPOD_F_KMOD_FD) != 0;
   if (r == 0 && (kmod || (reply.features & TEMPOD_F_FAST_TIER_FD) != 0) &&
@@ -113,9 +151,21 @@ int DaemonClient::connect_locked(std::string* error) {
     }
   }
   if (fd >= 0) close(fd);
+  // Calls wait as long as their replies take (WAIT_READY has its own deadline).
+  if (r == 0 && (set_timeout(s, SO_SNDTIMEO, 0) != 0 || set_timeout(s, SO_RCVTIMEO, 0) != 0))
+    r = -errno;
   if (r != 0) {
     close(s);
-    *error = "tempod at '" + socket_ + "': hello: " + std::strerror(-r);
+    const std::string at = "tempod at '" + socket_ + "': ";
+    if (r == -ETIMEDOUT)
+      *error = at + "no HELLO reply within " + ms + " (the daemon is stuck)";
+    else if (r == -EBUSY)
+      *error = at + "connection limit " + std::to_string(reply.client_id) +
+               " reached (daemon.max_connections)";
+    else if (r == -EMFILE)
+      *error = at + "the daemon is out of file descriptors";
+    else
+      *error = at + "hello: " + std::strerror(-r);
     return r;
   }
   if (device_[0] == '\0')

@@ -7,6 +7,9 @@
 // When the daemon goes away, the call that finds out returns -ECONNRESET; the next call
 // connects again (a new connection: the old one's claims were cancelled by the daemon,
 // their ids answer -ENOENT), or returns the connect's error (-ECONNREFUSED, -ENOENT).
+// A connect and its HELLO take at most the connect timeout together: a daemon that is
+// stuck (stopped, or its listener full) gives -ETIMEDOUT, one that refuses the connection
+// its reason (-EBUSY at daemon.max_connections, -EMFILE out of descriptors).
 #pragma once
 
 #include <atomic>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "client/tempod_proto.h"
+#include "core/time.h"
 #include "runtime/ttu_quantiles.h"
 #include "tempo/tempo.h"
 
@@ -28,10 +32,14 @@ namespace tempo {
 
 class DaemonClient {
  public:
-  // Connects to the daemon at `socket` as `engine` ("" names the engine by its pid).
-  // 0, or -errno with `error` naming the socket and what failed.
+  // How long a connect and its HELLO may take (Documentation/tempod.md).
+  static constexpr TimeNs kConnectTimeout = 5 * kNsPerSec;
+  // Connects to the daemon at `socket` as `engine` ("" names the engine by its pid), within
+  // `timeout` (positive); reconnects take as long. 0, or -errno with `error` naming the
+  // socket and what failed.
   static int connect(const std::string& socket, const std::string& engine,
-                     std::unique_ptr<DaemonClient>* out, std::string* error);
+                     std::unique_ptr<DaemonClient>* out, std::string* error,
+                     TimeNs timeout = kConnectTimeout);
   ~DaemonClient();
   DaemonClient(const DaemonClient&) = delete;
   DaemonClient& operator=(const DaemonClient&) = delete;
@@ -131,6 +139,7 @@ class DaemonClient {
 
   std::string socket_;
   std::string engine_;
+  TimeNs timeout_ = kConnectTimeout;
   char device_[17] = {};
   std::atomic<bool> reads_spread_{false};
 

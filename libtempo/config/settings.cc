@@ -441,6 +441,14 @@ const SettingKey kSettingKeys[] = {
     {"daemon.default_share", "1", "",
      "tempod: the share weight of an engine `daemon.shares` does not name, 1..1000000",
      int_key<TEMPO_FIELD(daemon.default_share), 1, 1000000>},
+    {"daemon.max_connections", "512", "",
+     "tempod: 1..1048576 connections at once; a connection beyond them is refused with "
+     "`EBUSY` (\"connection limit N reached\") and closed",
+     int_key<TEMPO_FIELD(daemon.max_connections), 1, 1048576>},
+    {"daemon.hello_timeout", "5s", "",
+     "tempod: a duration, how long a connection may take from its accept to its HELLO "
+     "before it is closed",
+     duration_key<TEMPO_FIELD(daemon.hello_timeout), 1>},
     {"cluster.backend", "off", "",
      "`off` or `rados`: a Ceph RADOS pool below the `uring` store (Documentation/cluster.md)",
      choice_key<TEMPO_FIELD(cluster.backend), [] { return std::span(kClusterBackends); }>},

@@ -61,7 +61,9 @@ struct DaemonSettings {
   uint16_t metrics_port{};
   // daemon.shares: protected-capacity share weights of named engines ("a:1,b:3")
   std::map<std::string, uint32_t> shares;
-  uint32_t default_share{};  // daemon.default_share: the weight of every other engine
+  uint32_t default_share{};    // daemon.default_share: the weight of every other engine
+  uint32_t max_connections{};  // daemon.max_connections: tempod's connections at once
+  TimeNs hello_timeout{};      // daemon.hello_timeout: from accept to HELLO, else closed
 };
 
 // The cluster tier's keys (`cluster.<name>`): a pool shared by every host, below the store.

@@ -591,3 +591,26 @@ TEST_F(TempodHostileTest, AnOversizedPutIsRefusedAndNothingIsWritten) {
 }
 
 }  // namespace
+
+namespace {
+
+// A careless operator's `tempod --socket ''` (it served the configuration's socket without a
+// word; with --check-config it said "valid"): refused as bad usage, exit 2, with the reason.
+TEST(TempodUsage, AnEmptySocketIsRefused) {
+  const tempo::test::TempodFiles f = tempo::test::make_tempod_dir("tempod-usage");
+  ASSERT_FALSE(f.dir.empty());
+  const std::string cmd = std::string(TEMPOD_PATH) + " --config " + f.dir +
+                          "/tempod.conf --socket '' --check-config 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[256];
+  while (fgets(buf, sizeof(buf), p)) out += buf;
+  const int status = pclose(p);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status << ": " << out;
+  EXPECT_NE(out.find("--socket needs a path"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(f.socket)) << "it served " << f.socket;
+  fs::remove_all(f.dir);
+}
+
+}  // namespace

@@ -83,6 +83,8 @@ int server_options(const tempo::Settings& s, tempo::ServerOptions* o, std::strin
   o->metrics_port = s.daemon.metrics_port;
   o->shares = s.daemon.shares;
   o->default_share = s.daemon.default_share;
+  o->max_connections = s.daemon.max_connections;
+  o->hello_timeout = s.daemon.hello_timeout;
   if (!s.daemon.socket_group.empty()) {
     const group* g = getgrnam(s.daemon.socket_group.c_str());
     if (!g) {
@@ -102,6 +104,8 @@ int main(int argc, char** argv) {
   const std::string config = args.get("config");
   const std::string socket = args.get("socket");
   if (config.empty()) return usage("--config is required");
+  if (args.has("socket") && socket.empty())
+    return usage("--socket needs a path (an empty one would serve daemon.socket unasked)");
 
   tempo::Settings settings;
   std::string error;

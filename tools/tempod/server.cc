@@ -40,6 +40,11 @@ constexpr uint64_t kMetricsTag = uint64_t{1} << 62;  // + n: metrics connection 
 constexpr size_t kMetricsConns = 8;
 constexpr size_t kMetricsRequestBytes = 4096;
 constexpr TimeNs kMetricsDeadline = 10 * kNsPerSec;
+// The listener's queue, and the most connections taken off it per wakeup (the others'
+// requests are read between).
+constexpr int kBacklog = 128;
+// How long the listener rests after accept failed (out of descriptors, or memory).
+constexpr TimeNs kAcceptBackoff = 100 * kNsPerMs;
 
 template <typename T>
 std::vector<std::byte> make_reply(uint16_t op, uint64_t seq, int status, size_t extra = 0) {
@@ -102,7 +107,7 @@ int bind_socket(const std::string& path, int* out, std::string* error) {
     return r;
   const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, 128) != 0) {
+      listen(fd, kBacklog) != 0) {
     const int err = errno;
     if (fd >= 0) close(fd);
     *error = "'" + path + "': " + std::strerror(err);
@@ -131,6 +136,7 @@ int Server::start(Context& ctx, const ServerOptions& options, std::unique_ptr<Se
         r != 0)
       return r;
   }
+  s->spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   s->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   s->timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   for (auto [fd, tag] : {std::pair{s->listen_fd_, kListenTag}, std::pair{s->timer_fd_, kTimerTag},
@@ -186,7 +192,7 @@ Server::~Server() {
   });
   for (const Put& p : puts_)
     if (p.fd >= 0) close(p.fd);
-  for (int fd : {listen_fd_, epoll_fd_, timer_fd_, metrics_fd_})
+  for (int fd : {listen_fd_, epoll_fd_, timer_fd_, metrics_fd_, spare_fd_})
     if (fd >= 0) close(fd);
   if (listen_fd_ >= 0) unlink(options_.socket.c_str());
 }
@@ -231,13 +237,27 @@ void Server::on_events() {
   }
   check_waiters(*stack_);
   expire_metrics();
+  expire_hellos();
   arm_deadline();
 }
 
 void Server::accept_all() {
-  while (true) {
+  for (int i = 0; i < kBacklog; ++i) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+      // EAGAIN: none left; ECONNABORTED: that one left, the next event takes the others.
+      if (errno != EAGAIN && errno != ECONNABORTED && errno != EINTR) accept_failed(errno);
+      return;
+    }
+    if (conns_.size() >= options_.max_connections) {
+      if (!full_logged_)
+        options_.log(4, "connection limit " + std::to_string(options_.max_connections) +
+                            " reached (daemon.max_connections): refusing new connections");
+      full_logged_ = true;
+      refuse(fd, -EBUSY);
+      continue;
+    }
+    full_logged_ = false;
     auto c = std::make_unique<Conn>();
     c->fd = fd;
     c->id = next_conn_++;
@@ -256,9 +276,64 @@ void Server::accept_all() {
       close(fd);
       continue;
     }
+    hello_due_.emplace_back(saturating_deadline(ctx_.now(), options_.hello_timeout), c->id);
     conns_[c->id] = std::move(c);
     std::lock_guard lock(mu_);
     ++open_conns_;
+  }
+}
+
+void Server::refuse(int fd, int status) {
+  auto m = make_reply<tempod_hello_reply>(TEMPOD_OP_HELLO, 0, status);
+  if (status == -EBUSY)
+    body<tempod_hello_reply>(m)->client_id = static_cast<uint32_t>(options_.max_connections);
+  send_message(fd, m.data(), m.size(), -1, MSG_DONTWAIT);
+  close(fd);
+}
+
+void Server::accept_failed(int err) {
+  if (!full_logged_)
+    options_.log(4, std::string("accept: ") + std::strerror(err) +
+                        ": new connections are refused while it lasts");
+  full_logged_ = true;
+  // The spare descriptor makes room to take each queued connection off the listener and
+  // tell it why, rather than leave it waiting out its connect timeout.
+  if ((err == EMFILE || err == ENFILE) && spare_fd_ >= 0) {
+    close(spare_fd_);
+    for (int i = 0; i < kBacklog; ++i) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) break;
+      refuse(fd, -EMFILE);
+    }
+    spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  // Level-triggered, the listener would wake the loop again at once while nothing can be
+  // accepted: it rests instead, and the deadline timer brings it back.
+  epoll_event ev{};
+  ev.data.u64 = kListenTag;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
+  accept_resume_ = saturating_deadline(ctx_.now(), kAcceptBackoff);
+}
+
+void Server::expire_hellos() {
+  const TimeNs now = ctx_.now();
+  while (!hello_due_.empty()) {
+    const auto [deadline, id] = hello_due_.front();
+    Conn* c = find(id);
+    if (c != nullptr && !c->engine) {
+      if (deadline > now) break;
+      options_.log(7, "client " + std::to_string(id) + " (pid " + std::to_string(c->pid) +
+                          "): no HELLO within daemon.hello_timeout, closed");
+      close_conn(*c);
+    }
+    hello_due_.pop_front();
+  }
+  if (accept_resume_ <= now) {
+    accept_resume_ = kNever;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenTag;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev);
   }
 }
 
@@ -953,6 +1028,8 @@ void Server::arm_deadline() {
   TimeNs next = kNever;
   for (const Waiter& w : waiters_) next = std::min(next, w.deadline);
   for (const auto& [tag, m] : metrics_) next = std::min(next, m.deadline);
+  if (!hello_due_.empty()) next = std::min(next, hello_due_.front().first);
+  next = std::min(next, accept_resume_);
   itimerspec its{};
   if (next != kNever) {
     const TimeNs at = std::max<TimeNs>(next, 1);

@@ -17,6 +17,11 @@
 // The optional metrics listener (HTTP on a loopback address) runs on the loop too, never
 // blocking it: non-blocking sockets, at most kMetricsConns connections, each one request of
 // at most 4 KiB and one reply, closed after it or at its deadline (slow or silent peers).
+// Against a flood of connections: beyond max_connections a new one gets a HELLO reply of
+// -EBUSY at accept and is closed; one that has not said HELLO by hello_timeout after its
+// accept is closed; out of descriptors (EMFILE, ENFILE) a spare one takes the queued
+// connections off the listener, each told -EMFILE, and the listener rests for
+// kAcceptBackoff instead of waking the loop again at once (the spin it was).
 #pragma once
 
 #include <sys/types.h>
@@ -61,6 +66,10 @@ struct ServerOptions {
   // Protected-capacity share weights by engine name (daemon.shares), and the others'.
   std::map<std::string, uint32_t> shares;
   uint32_t default_share = 1;
+  // Connections at once (daemon.max_connections); more are refused with -EBUSY.
+  size_t max_connections = 512;
+  // How long a connection may take to say HELLO (daemon.hello_timeout).
+  TimeNs hello_timeout = 5 * kNsPerSec;
   // Where connection events go (syslog priority, message); on the loop thread.
   std::function<void(int, const std::string&)> log = [](int, const std::string&) {};
 };
@@ -127,6 +136,14 @@ class Server final : private StackObserver {
   Server(Context& ctx, ServerOptions options) : ctx_(ctx), options_(std::move(options)) {}
   void on_events();
   void accept_all();
+  // Answers HELLO's reply with `status` (and, for -EBUSY, the limit) unasked and closes fd.
+  void refuse(int fd, int status);
+  // accept failed with `err`: out of descriptors, refuses what is queued on the spare
+  // one; then stops watching the listener for kAcceptBackoff.
+  void accept_failed(int err);
+  // Closes the connections past their HELLO deadline; watches the listener again after
+  // its backoff.
+  void expire_hellos();
   void on_readable(Conn& c);
   bool on_writable(Conn& c);  // false when it closed the connection
   // Handles one request; the reply is queued (or, for waits and reads, later). Sets
@@ -194,6 +211,11 @@ class Server final : private StackObserver {
   std::unordered_map<ClaimId, Owner> owners_;
   size_t owners_after_prune_ = 0;
   std::list<Waiter> waiters_;
+  // Connections not known to have said HELLO, by deadline (accept order: one timeout).
+  std::deque<std::pair<TimeNs, uint32_t>> hello_due_;
+  int spare_fd_ = -1;              // given up to accept when out of descriptors
+  TimeNs accept_resume_ = kNever;  // while backing off: when to watch the listener again
+  bool full_logged_ = false;       // the cap or the descriptor limit was logged (once per episode)
   int metrics_fd_ = -1;
   uint64_t next_metrics_ = 0;
   std::map<uint64_t, MetricsConn> metrics_;                     // by epoll tag
