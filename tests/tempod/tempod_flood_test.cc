@@ -78,20 +78,27 @@ bool closed_by_daemon(int fd) {
   return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) != 0;
 }
 
-TEST(TempodFlood, SilentConnectionsToTheDescriptorLimitNeitherSpinNorStarveAClient) {
-  const tempo::test::TempodFiles files = tempo::test::make_tempod_dir("tempod-flood");
-  ASSERT_FALSE(files.dir.empty());
-  tempo::test::write_tempod_conf(files, "daemon.hello_timeout = 500ms\n");
-  pid_t daemon = spawn_limited(files.dir, 96);
-  ASSERT_GT(daemon, 0);
+// Whether the tempod on `files` answers a client's HELLO within 20 s (the reason if not).
+testing::AssertionResult wait_served(const tempo::test::TempodFiles& files) {
   std::unique_ptr<tempo::DaemonClient> client;
   std::string error;
   for (auto until = Clock::now() + std::chrono::seconds(20);
        Clock::now() < until &&
        tempo::DaemonClient::connect(files.socket, "", &client, &error) != 0;)
     std::this_thread::sleep_for(milliseconds(20));
-  ASSERT_TRUE(client) << error;
-  client.reset();
+  if (client) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << error;
+}
+
+TEST(TempodFlood, SilentConnectionsToTheDescriptorLimitNeitherSpinNorStarveAClient) {
+  const tempo::test::TempodFiles files = tempo::test::make_tempod_dir("tempod-flood");
+  ASSERT_FALSE(files.dir.empty());
+  tempo::test::write_tempod_conf(files, "daemon.hello_timeout = 500ms\n");
+  pid_t daemon = spawn_limited(files.dir, 96);
+  ASSERT_GT(daemon, 0);
+  ASSERT_TRUE(wait_served(files));
+  std::unique_ptr<tempo::DaemonClient> client;
+  std::string error;
 
   // Eight silent connections while the daemon has descriptors: each accepted at once.
   std::vector<int> early;
@@ -141,13 +148,7 @@ TEST(TempodFlood, SilentConnectionsToTheDescriptorLimitNeitherSpinNorStarveAClie
 pid_t serve(const tempo::test::TempodFiles& files, const std::string& extra) {
   tempo::test::write_tempod_conf(files, extra);
   const pid_t daemon = tempo::test::spawn_tempod(TEMPOD_PATH, files.dir);
-  std::unique_ptr<tempo::DaemonClient> client;
-  std::string error;
-  for (auto until = Clock::now() + std::chrono::seconds(20);
-       Clock::now() < until &&
-       tempo::DaemonClient::connect(files.socket, "", &client, &error) != 0;)
-    std::this_thread::sleep_for(milliseconds(20));
-  EXPECT_TRUE(client) << error;
+  EXPECT_TRUE(wait_served(files));
   return daemon;
 }
 
