@@ -325,11 +325,13 @@ TEMPO_EXPORT int tempo_runtime_new(tempo_ctx* ctx, const tempo_runtime_config* c
     rt->costs = std::make_unique<tempo::StepCostLearner>(tempo::StepCostCoefficients{
         c.prefill_pass_ns, c.prefill_token_ns, c.prefill_pair_ns, c.decode_pass_ns, c.decode_seq_ns,
         c.decode_context_ns, c.retrieval_bps});
-    // The whole queue every step: the C ABI has no horizon to give yet.
-    rt->side = std::make_unique<tempo::RuntimeSide>(
-        *tempo_capi_surface(ctx), *rt->costs,
-        tempo::RuntimeSideConfig{config->max_active, config->generation_limit, tempo::kNever,
-                                 config->history_window ? config->history_window : 256u});
+    // The runtime side's own horizon, as tempo-replay's engines run it: claims past it hold
+    // a lower bound and are revised when it decays (Documentation/ttu-estimator.md).
+    tempo::RuntimeSideConfig side;
+    side.max_active = config->max_active;
+    side.generation_limit = config->generation_limit;
+    if (config->history_window) side.history_window = config->history_window;
+    rt->side = std::make_unique<tempo::RuntimeSide>(*tempo_capi_surface(ctx), *rt->costs, side);
     rt->learn = config->learn != 0;
     rt->ctx = tempo_ctx_ref(ctx);
     *out = rt.release();

@@ -226,6 +226,17 @@ int Controller::place_order(std::span<const ClaimId> order, PlaceAt place_at) {
   // Ids below next_id_ that are not held belong to erased (ended) claims: nothing to order.
   for (ClaimId id : order)
     if (id >= next_id_) return -ENOENT;
+  // An engine hands its queue on every step, most often unchanged. The same order places
+  // every claim where it already stands (one that ended since is passed over by state
+  // wherever order_ is walked), and nothing else changed to evaluate for: every other
+  // change evaluates when it happens.
+  bool same = order.size() == placed_ids_.size() &&
+              std::equal(order.begin(), order.end(), placed_ids_.begin());
+  for (size_t i = 0; same && i < order.size(); ++i) same = place_at(i) == placed_at_[i];
+  if (same) return 0;
+  placed_ids_.assign(order.begin(), order.end());
+  placed_at_.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) placed_at_[i] = place_at(i);
   for (Claim* c : order_) {
     if (c->rank < 0) continue;
     c->rank = -1;

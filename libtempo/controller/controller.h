@@ -213,6 +213,7 @@ class Controller final : public ProviderListener {
   struct QueuePlace {
     uint64_t rank;    // entries of that queue before it
     uint64_t behind;  // ... and after it
+    bool operator==(const QueuePlace&) const = default;
   };
   // Takes `order` as the runtime's latest, `place_at(i)` entry i's QueuePlace.
   template <class PlaceAt>
@@ -247,9 +248,12 @@ class Controller final : public ProviderListener {
   std::vector<Claim*> order_;
   std::vector<ClaimId> merged_;            // update_orders' round robin ...
   std::vector<QueuePlace> merged_places_;  // ... and where each entry stands
-  std::map<uint64_t, ClaimId> rest_;       // PLANNED claims outside order_, by report order
-  std::vector<ClaimId> ready_notices_;     // committed ready during a pass, told after it
-  std::deque<ClaimId> ended_;              // ended claims not erased yet, in the order they ended
+  // The order last placed, entry by entry: the same order again changes nothing.
+  std::vector<ClaimId> placed_ids_;
+  std::vector<QueuePlace> placed_at_;
+  std::map<uint64_t, ClaimId> rest_;    // PLANNED claims outside order_, by report order
+  std::vector<ClaimId> ready_notices_;  // committed ready during a pass, told after it
+  std::deque<ClaimId> ended_;           // ended claims not erased yet, in the order they ended
   bool evaluating_ = false;
   bool again_ = false;
   ControllerStats stats_;

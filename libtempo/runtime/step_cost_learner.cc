@@ -25,7 +25,7 @@ Vec features(const StepWork& w) {
       decode ? 1.0 : 0.0,  d(w.decode_seqs),    decode ? d(w.decode_context_tokens) : 0.0};
 }
 
-TimeNs ns(double t) { return static_cast<TimeNs>(std::llround(std::max(t, 0.0))); }
+TimeNs ns(double t) { return round_ns(std::max(t, 0.0)); }
 
 }  // namespace
 

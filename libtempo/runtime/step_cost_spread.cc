@@ -1,6 +1,8 @@
 #include "runtime/step_cost_spread.h"
 
 #include <algorithm>
+#include <span>
+#include <vector>
 
 namespace tempo {
 
@@ -26,7 +28,7 @@ std::array<double, kTtuLevels.size()> StepCostSpread::factors() const {
     return ones;
   }
   std::vector<double> sorted = ratios_;
-  return level_quantiles(&sorted);
+  return level_quantiles(std::span<double>(sorted));
 }
 
 }  // namespace tempo

@@ -1,10 +1,12 @@
 #include "runtime/ttu_estimator.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <unordered_map>
 
 #include "core/rng.h"
@@ -61,9 +63,7 @@ class ScaledCosts final : public StepCosts {
   TimeNs retrieval_time(uint64_t bytes) const override { return inner_.retrieval_time(bytes); }
 
  private:
-  TimeNs scale(TimeNs t) const {
-    return static_cast<TimeNs>(std::llround(static_cast<double>(t) * factor_));
-  }
+  TimeNs scale(TimeNs t) const { return round_ns(static_cast<double>(t) * factor_); }
   const StepCosts& inner_;
   double factor_;
 };
@@ -95,7 +95,7 @@ size_t list_claims(const SchedulerSnapshot& snapshot, std::vector<ClaimTtu>* out
 // it and those behind it get the time the projection stopped.
 template <typename Remaining>
 size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remaining remaining,
-               size_t last_claim, std::vector<TimeNs>* ttus) {
+               size_t last_claim, std::vector<TimeNs>* ttus, std::vector<Seq>* scratch) {
   const auto& waiting = snapshot.waiting;
   // Decode steps of a request not started yet (its prefill produces the first token).
   auto new_steps = [&] {
@@ -108,7 +108,10 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
     output = std::min(output, snapshot.generation_limit);
     return output > generated ? output - generated : 0;
   };
-  std::vector<Seq> active;  // never more than every request given, whatever max_active says
+  // Never more than every request given, whatever max_active says. The caller's, so the
+  // spread's projections reuse one allocation.
+  std::vector<Seq>& active = *scratch;
+  active.clear();
   active.reserve(
       std::min<size_t>(snapshot.max_active, snapshot.running.size() + snapshot.waiting.size()));
   for (const RunningRequest& r : snapshot.running) {
@@ -149,6 +152,7 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
       active.push_back(s);
     }
     // 2. Retrieval then prefill of admitted requests, in admission order.
+    bool ended = false;  // a request with no decode step after its prefill
     for (Seq& s : active) {
       if (!s.pending) continue;
       if (!s.reached) {
@@ -168,8 +172,9 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
       s.pending = false;
       s.context = s.prefill_context + s.prefill_tokens;
       s.remaining = s.steps_after_prefill;
+      ended = ended || s.remaining == 0;
     }
-    std::erase_if(active, finished);
+    if (ended) std::erase_if(active, finished);
     // 3. Decode steps of the whole batch, up to the next event: a request finishing, or
     // (step by step) a pending request's KV becoming ready.
     uint64_t batch = 0;
@@ -192,13 +197,15 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
     }
     if (earliest_ready != kNever) steps = 1;
     t += costs.decode_steps_time(batch, context, steps);
+    ended = false;
     for (Seq& s : active) {
       if (s.pending) continue;
       s.context += steps;
       s.remaining -= steps;
+      ended = ended || s.remaining == 0;
     }
     // 4. Finished requests free their slots.
-    std::erase_if(active, finished);
+    if (ended) std::erase_if(active, finished);
   }
 }
 
@@ -212,13 +219,14 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
   if (out->empty()) return 0;
   const uint32_t limit = snapshot.generation_limit;
   std::vector<TimeNs> ttus(out->size());
+  std::vector<Seq> active;
   const uint64_t fresh = history.predict_remaining(0, limit);
   const size_t beyond = project(
       snapshot, costs,
       [&](uint32_t generated) {
         return generated == 0 ? fresh : uint64_t{history.predict_remaining(generated, limit)};
       },
-      last_claim, &ttus);
+      last_claim, &ttus, &active);
   for (size_t j = 0; j < out->size(); ++j) {
     (*out)[j].ttu = ttus[j];
     (*out)[j].spread = TtuQuantiles::point(ttus[j]);
@@ -234,33 +242,54 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
   const size_t last_claim = out->back().queue_position;
   const uint32_t limit = snapshot.generation_limit;
   const auto factors = step_spread.factors();
-  // Conditional output populations by tokens generated so far, sorted, built once per value.
-  std::unordered_map<uint32_t, std::vector<uint32_t>> populations;
-  // Latin hypercube draws: the i-th sequence a projection draws for takes, in sample k, the
-  // stratum perms[i][k] of its population, every stratum once over the samples in an order
-  // of its own. Each sequence's draws cover its distribution evenly; the orders keep the
-  // sequences independent of each other. The same orders on every call: a snapshot
-  // projects to the same spread.
-  Rng rng(kTtuSpreadSeed);
-  std::vector<std::vector<uint32_t>> perms;
-  auto draw = [&](size_t i, size_t k, uint32_t generated) -> uint64_t {
+  // Conditional output populations by tokens generated so far, built once per value, as the
+  // draw each stratum takes: the nearest rank at the stratum's midpoint.
+  struct Strata {
+    bool empty = true;
+    std::array<uint32_t, kTtuSamples> at{};
+  };
+  std::unordered_map<uint32_t, Strata> populations;
+  const Strata* fresh = nullptr;  // generated 0, most draws: no lookup
+  auto population = [&](uint32_t generated) -> const Strata& {
+    if (generated == 0 && fresh) return *fresh;
     auto it = populations.find(generated);
     if (it == populations.end()) {
-      it = populations.emplace(generated, history.remaining_population(generated, limit)).first;
-      std::sort(it->second.begin(), it->second.end());
+      std::vector<uint32_t> pop = history.remaining_population(generated, limit);
+      std::sort(pop.begin(), pop.end());
+      Strata st;
+      st.empty = pop.empty();
+      for (size_t k = 0; k < kTtuSamples && !pop.empty(); ++k) {
+        const double u = (static_cast<double>(k) + 0.5) / static_cast<double>(kTtuSamples);
+        const auto rank = static_cast<size_t>(std::ceil(u * static_cast<double>(pop.size())));
+        st.at[k] = pop[std::max<size_t>(rank, 1) - 1];
+      }
+      it = populations.emplace(generated, st).first;
     }
-    const std::vector<uint32_t>& pop = it->second;
-    if (pop.empty()) return 0;
-    while (perms.size() <= i) {
-      std::vector<uint32_t> p(kTtuSamples);
-      std::iota(p.begin(), p.end(), 0u);
-      for (size_t n = p.size(); n > 1; --n) std::swap(p[n - 1], p[rng.uniform_int(0, n - 1)]);
-      perms.push_back(std::move(p));
+    if (generated == 0) fresh = &it->second;
+    return it->second;
+  };
+  // Latin hypercube draws: the i-th sequence a projection draws for takes, in sample k, the
+  // stratum perms[i * kTtuSamples + k] of its population, every stratum once over the
+  // samples in an order of its own. Each sequence's draws cover its distribution evenly; the
+  // orders keep the sequences independent of each other. The same orders on every call (a
+  // snapshot projects to the same spread), so the thread keeps them from call to call.
+  struct Orders {
+    Rng rng{kTtuSpreadSeed};
+    std::vector<uint8_t> perms;
+  };
+  static_assert(kTtuSamples <= 256);
+  thread_local Orders orders;
+  auto draw = [&](size_t i, size_t k, uint32_t generated) -> uint64_t {
+    const Strata& pop = population(generated);
+    if (pop.empty) return 0;
+    while (orders.perms.size() <= i * kTtuSamples) {
+      std::array<uint8_t, kTtuSamples> p;
+      std::iota(p.begin(), p.end(), uint8_t{0});
+      for (size_t n = p.size(); n > 1; --n)
+        std::swap(p[n - 1], p[orders.rng.uniform_int(0, n - 1)]);
+      orders.perms.insert(orders.perms.end(), p.begin(), p.end());
     }
-    // Nearest rank at the stratum's midpoint.
-    const double u = (perms[i][k] + 0.5) / static_cast<double>(kTtuSamples);
-    const auto rank = static_cast<size_t>(std::ceil(u * static_cast<double>(pop.size())));
-    return pop[std::max<size_t>(rank, 1) - 1];
+    return pop.at[orders.perms[i * kTtuSamples + k]];
   };
   // The samples stop at kTtuSpreadHorizon (or the snapshot's nearer horizon): a claim past
   // it in some sample keeps a point spread, unless the snapshot's own horizon cut it (then
@@ -270,24 +299,27 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
   const bool own_horizon = snapshot.horizon <= kTtuSpreadHorizon;
   size_t reached = out->size();  // claims [0, reached) are within the horizon in every sample
   std::vector<TimeNs> ttus(out->size());
-  std::vector<std::vector<TimeNs>> samples(out->size());
+  std::vector<Seq> active;
+  // Claim j's TTU in sample k at j * kTtuSamples + k.
+  std::vector<TimeNs> samples(out->size() * kTtuSamples);
   for (size_t k = 0; k < kTtuSamples; ++k) {
     const double level = (static_cast<double>(k) + 0.5) / static_cast<double>(kTtuSamples);
     const ScaledCosts scaled(costs, factor_at(factors, level));
     size_t drawn = 0;
     const size_t beyond = project(
         sampled, scaled, [&](uint32_t generated) { return draw(drawn++, k, generated); },
-        last_claim, &ttus);
+        last_claim, &ttus, &active);
     if (!own_horizon) reached = std::min(reached, beyond);
     for (size_t j = 0; j < (own_horizon ? out->size() : reached); ++j) {
-      samples[j].push_back(ttus[j]);
+      samples[j * kTtuSamples + k] = ttus[j];
       if (j < beyond) (*out)[j].beyond = false;
     }
   }
   for (size_t j = 0; j < out->size(); ++j) {
     ClaimTtu& c = (*out)[j];
-    c.spread =
-        j < reached ? TtuQuantiles{level_quantiles(&samples[j])} : TtuQuantiles::point(c.ttu);
+    c.spread = j < reached ? TtuQuantiles{level_quantiles(
+                                 std::span(samples).subspan(j * kTtuSamples, kTtuSamples))}
+                           : TtuQuantiles::point(c.ttu);
   }
   return 0;
 }

@@ -7,7 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
-#include <vector>
+#include <span>
 
 #include "core/time.h"
 
@@ -39,12 +39,12 @@ struct TtuQuantiles {
 // Element k: the nearest-rank kTtuLevels[k]-quantile of `values` (not empty; sorted in
 // place): the smallest value with at least that share of them at or below it.
 template <typename T>
-std::array<T, kTtuLevels.size()> level_quantiles(std::vector<T>* values) {
-  std::sort(values->begin(), values->end());
+std::array<T, kTtuLevels.size()> level_quantiles(std::span<T> values) {
+  std::sort(values.begin(), values.end());
   std::array<T, kTtuLevels.size()> out{};
   for (size_t k = 0; k < kTtuLevels.size(); ++k) {
-    const double rank = std::ceil(kTtuLevels[k] * static_cast<double>(values->size()));
-    out[k] = (*values)[static_cast<size_t>(std::max(rank, 1.0)) - 1];
+    const double rank = std::ceil(kTtuLevels[k] * static_cast<double>(values.size()));
+    out[k] = values[static_cast<size_t>(std::max(rank, 1.0)) - 1];
   }
   return out;
 }

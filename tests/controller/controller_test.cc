@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <span>
+#include <vector>
 
 #include "stack/sim_stack.h"
 
@@ -79,6 +81,33 @@ TEST_F(ControllerTest, QueueKCommitsTheFirstKOfTheWaitingQueue) {
   ASSERT_EQ(ctl().update_order(order2), 0);
   EXPECT_EQ(state(b), ClaimState::kStaging);
   EXPECT_EQ(state(a), ClaimState::kPlanned);
+}
+
+// The same order again (an engine hands its queue on every step) places nothing and runs no
+// pass; the same claims at other places (another engine's queue) do.
+TEST_F(ControllerTest, TheSameOrderAgainRunsNoPassButTheSameClaimsElsewhereDo) {
+  make("queue-1");
+  const ClaimId a = report(objs(1, 2), 10 * kNsPerSec);
+  const ClaimId b = report(objs(3, 2), 10 * kNsPerSec);
+  const ClaimId c = report(objs(5, 2), 10 * kNsPerSec);
+  const std::vector<ClaimId> abc{a, b, c};
+  ASSERT_EQ(ctl().update_order(abc), 0);
+  EXPECT_EQ(state(a), ClaimState::kStaging);
+  const uint64_t passes = ctl().stats().evaluations;
+  ASSERT_EQ(ctl().update_order(abc), 0);
+  EXPECT_EQ(ctl().stats().evaluations, passes);
+  // A claim of the order ended meanwhile: the same order is still taken, and unchanged.
+  ASSERT_EQ(ctl().cancel(c), 0);
+  ASSERT_EQ(ctl().update_order(abc), 0);
+  EXPECT_EQ(state(b), ClaimState::kPlanned);
+  // a and b as the heads of two engines' queues: the same ids, each first in its queue.
+  const std::vector<ClaimId> first{a}, second{b, c};
+  const std::span<const ClaimId> two[] = {first, second};
+  ASSERT_EQ(ctl().update_orders(two), 0);
+  EXPECT_EQ(state(b), ClaimState::kStaging);
+  // An id never reported is refused even where the rest repeats the order.
+  const std::vector<ClaimId> unknown{a, b, c, c + 100};
+  EXPECT_EQ(ctl().update_order(unknown), -ENOENT);
 }
 
 // Several engines' queues (tempod's clients, the replay's engines on one host): K counts

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include <vector>
 
 #include "runtime/output_length_history.h"
@@ -26,14 +28,14 @@ TEST(TtuQuantiles, InterpolatesBetweenLevelsAndHoldsBeyondThem) {
 TEST(TtuQuantiles, NearestRankAtEveryLevel) {
   std::vector<int> v = {9, 1, 8, 2, 7, 3, 6, 4, 5, 10};
   // Levels 0.05, 0.25, 0.5, 0.75, 0.95 of ten values: ranks 1, 3, 5, 8, 10.
-  EXPECT_EQ(level_quantiles(&v), (std::array<int, 5>{1, 3, 5, 8, 10}));
+  EXPECT_EQ(level_quantiles(std::span<int>(v)), (std::array<int, 5>{1, 3, 5, 8, 10}));
 }
 
 // The population's quantiles at the levels (0 each once the limit is reached: nothing left).
 std::array<uint32_t, 5> remaining_quantiles(const OutputLengthHistory& h, uint32_t generated,
                                             uint32_t limit) {
   std::vector<uint32_t> rest = h.remaining_population(generated, limit);
-  return rest.empty() ? std::array<uint32_t, 5>{} : level_quantiles(&rest);
+  return rest.empty() ? std::array<uint32_t, 5>{} : level_quantiles(std::span<uint32_t>(rest));
 }
 
 TEST(OutputLengthHistory, RemainingPopulationConditionsOnWhatWasGenerated) {
