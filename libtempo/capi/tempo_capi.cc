@@ -308,7 +308,7 @@ TEMPO_EXPORT int tempo_claim_set_layers(tempo_ctx* ctx, tempo_claim_id id, uint3
   return with_surface(ctx, [&](ClaimSurface& s) { return s.set_layers(id, groups, per_group_ns); });
 }
 
-TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
+TEMPO_EXPORT int tempo_ctx_set_order(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
   if (!ids && count) return -EINVAL;
   return with_surface(ctx, [&](ClaimSurface& s) {
     const std::span<const ClaimId> order(ids, count);
@@ -316,14 +316,27 @@ TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, s
   });
 }
 
-TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id, int* outcome) {
+TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
+  return tempo_ctx_set_order(ctx, ids, count);
+}
+
+TEMPO_EXPORT int tempo_claim_retrieve(tempo_ctx* ctx, tempo_claim_id id,
+                                      tempo_retrieval_t* outcome) {
   if (!outcome) return -EINVAL;
   return with_surface(ctx, [&](ClaimSurface& s) {
     tempo::RetrievalOutcome o{};
     const int r = s.request_retrieval(id, &o);
-    if (r == 0) *outcome = static_cast<int>(o);
+    if (r == 0) *outcome = static_cast<tempo_retrieval_t>(o);
     return r;
   });
+}
+
+TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id, int* outcome) {
+  if (!outcome) return -EINVAL;
+  tempo_retrieval_t o = 0;
+  const int r = tempo_claim_retrieve(ctx, id, &o);
+  if (r == 0) *outcome = static_cast<int>(o);
+  return r;
 }
 
 extern "C" TEMPO_EXPORT int tempo_claim_query_0_3(tempo_ctx* ctx, tempo_claim_id id,
@@ -389,15 +402,24 @@ TEMPO_EXPORT int tempo_ctx_get_device(tempo_ctx* ctx, const char** device) {
   return 0;
 }
 
-TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
-                                        int* outcome) {
+TEMPO_EXPORT int tempo_claim_wait(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
+                                  tempo_retrieval_t* outcome) {
   if (!outcome || timeout_ns < 0) return -EINVAL;
   return with_surface(ctx, [&](ClaimSurface& s) {
     tempo::RetrievalOutcome o{};
     const int r = s.wait_ready(id, timeout_ns, &o);
-    if (r == 0) *outcome = static_cast<int>(o);
+    if (r == 0) *outcome = static_cast<tempo_retrieval_t>(o);
     return r;
   });
+}
+
+TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
+                                        int* outcome) {
+  if (!outcome) return -EINVAL;
+  tempo_retrieval_t o = 0;
+  const int r = tempo_claim_wait(ctx, id, timeout_ns, &o);
+  if (r == 0) *outcome = static_cast<int>(o);
+  return r;
 }
 
 TEMPO_EXPORT int tempo_claim_get_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_extent* extents,

@@ -53,7 +53,8 @@ RELEASED = {
         "tempo_writer_unref", "tempo_runtime_ref", "tempo_runtime_unref", "tempo_ctx_get_now",
         "tempo_ctx_get_device", "tempo_ctx_get_stats", "tempo_ctx_get_fast_tier",
         "tempo_claim_get_info", "tempo_claim_get_extents", "tempo_claim_report_sized",
-        "tempo_key_get_layer_group", "tempo_runtime_get_costs_sized",
+        "tempo_key_get_layer_group", "tempo_runtime_get_costs_sized", "tempo_ctx_set_order",
+        "tempo_claim_retrieve", "tempo_claim_wait",
     },
 }
 

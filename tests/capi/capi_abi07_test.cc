@@ -315,4 +315,81 @@ TEST(CApiAbi07, CostsComeBackSized) {
   EXPECT_EQ(tempo_runtime_get_costs_sized(r.rt, &got, 0, nullptr), -EINVAL);
 }
 
+// Two 3000 B claims of the same TTU against a 5000 B budget: their laxity runs out at the
+// same tick and the waiting order says which one commits. The 0.7 name and the 0.6 one set
+// the same order.
+tempo_claim_id first_committed(bool new_name, bool b_first) {
+  Ctx c(small_config("tempo"));
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 6; ++k) objs.push_back({k, 1000});
+  EXPECT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  tempo_claim_id a = 0, b = 0;
+  EXPECT_EQ(tempo_claim_report(c.ctx, objs.data(), 3, 10'000 * kMs, &a), 0);
+  EXPECT_EQ(tempo_claim_report(c.ctx, objs.data() + 3, 3, 10'000 * kMs, &b), 0);
+  const tempo_claim_id order[] = {b_first ? b : a, b_first ? a : b};
+  EXPECT_EQ(new_name ? tempo_ctx_set_order(c.ctx, order, 2) : tempo_order_update(c.ctx, order, 2),
+            0);
+  EXPECT_EQ(tempo_sim_advance(c.ctx, 8'000 * kMs), 0);
+  tempo_claim_info ia{}, ib{};
+  EXPECT_EQ(tempo_claim_get_info(c.ctx, a, &ia, sizeof ia), 0);
+  EXPECT_EQ(tempo_claim_get_info(c.ctx, b, &ib, sizeof ib), 0);
+  EXPECT_NE(ia.state == TEMPO_CLAIM_PLANNED, ib.state == TEMPO_CLAIM_PLANNED);  // one committed
+  return ia.state == TEMPO_CLAIM_PLANNED ? b : a;
+}
+
+TEST(CApiAbi07, TheWaitingOrderIsTheContextsUnderEitherName) {
+  EXPECT_EQ(first_committed(true, true), 2u);
+  EXPECT_EQ(first_committed(true, false), 1u);
+  EXPECT_EQ(first_committed(false, true), 2u);
+  EXPECT_EQ(first_committed(false, false), 1u);
+  Ctx c(small_config("tempo"));
+  const tempo_claim_id unknown[] = {77};
+  EXPECT_EQ(tempo_ctx_set_order(c.ctx, unknown, 1), -ENOENT);
+  EXPECT_EQ(tempo_ctx_set_order(c.ctx, nullptr, 1), -EINVAL);
+  EXPECT_EQ(tempo_ctx_set_order(c.ctx, nullptr, 0), 0);
+  EXPECT_EQ(tempo_ctx_set_order(nullptr, unknown, 1), -EINVAL);
+}
+
+static_assert(sizeof(tempo_retrieval_t) == 4);
+
+// The 0.7 calls write the outcome as 32 bits and nothing else; the int* ones still answer.
+TEST(CApiAbi07, RetrievalOutcomesCrossAsFixedSizeWords) {
+  Ctx c(small_config("tempo"));
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 3; ++k) objs.push_back({k, 100});
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  tempo_claim_id a = 0, b = 0, big = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs.data(), 1, TEMPO_TTU_UNKNOWN, &a), 0);
+  ASSERT_EQ(tempo_claim_report(c.ctx, objs.data() + 1, 1, TEMPO_TTU_UNKNOWN, &b), 0);
+  struct {
+    tempo_retrieval_t outcome;
+    uint32_t after;
+  } out{0xFFFFFFFFu, 0xA5A5A5A5u};
+  ASSERT_EQ(tempo_claim_retrieve(c.ctx, a, &out.outcome), 0);
+  EXPECT_EQ(out.outcome, uint32_t{TEMPO_RETRIEVAL_WAIT});  // 100 B staging at 1000 B/s
+  EXPECT_EQ(out.after, 0xA5A5A5A5u);
+  out.outcome = 0xFFFFFFFFu;
+  ASSERT_EQ(tempo_claim_wait(c.ctx, a, 1'000 * kMs, &out.outcome), 0);
+  EXPECT_EQ(out.outcome, uint32_t{TEMPO_RETRIEVAL_READY});
+  EXPECT_EQ(out.after, 0xA5A5A5A5u);
+  int old = -1;
+  ASSERT_EQ(tempo_claim_request_retrieval(c.ctx, b, &old), 0);
+  EXPECT_EQ(old, TEMPO_RETRIEVAL_WAIT);
+  old = -1;
+  ASSERT_EQ(tempo_claim_wait_ready(c.ctx, b, 1'000 * kMs, &old), 0);
+  EXPECT_EQ(old, TEMPO_RETRIEVAL_READY);
+  // Beyond the 5000 B budget: the ordinary path.
+  const tempo_object huge{99, 6000};
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, &huge, 1), 0);
+  ASSERT_EQ(tempo_claim_report(c.ctx, &huge, 1, TEMPO_TTU_UNKNOWN, &big), 0);
+  ASSERT_EQ(tempo_claim_retrieve(c.ctx, big, &out.outcome), 0);
+  EXPECT_EQ(out.outcome, uint32_t{TEMPO_RETRIEVAL_ORDINARY});
+  out.outcome = 7;
+  EXPECT_EQ(tempo_claim_retrieve(c.ctx, 12345, &out.outcome), -ENOENT);
+  EXPECT_EQ(out.outcome, 7u);  // untouched on error
+  EXPECT_EQ(tempo_claim_retrieve(c.ctx, a, nullptr), -EINVAL);
+  EXPECT_EQ(tempo_claim_wait(c.ctx, a, -1, &out.outcome), -EINVAL);
+  EXPECT_EQ(tempo_claim_wait(c.ctx, a, 0, nullptr), -EINVAL);
+}
+
 }  // namespace

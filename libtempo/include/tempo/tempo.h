@@ -13,7 +13,7 @@
  * Lifecycle of a claim (see Documentation/c-api.md):
  *   tempo_claim_report        a prefix-cache hit becomes a PLANNED claim (metadata only)
  *   tempo_claim_revise        the runtime's new time-to-use estimate
- *   tempo_order_update        the runtime's waiting queue, in scheduling order
+ *   tempo_ctx_set_order       the runtime's waiting queue, in scheduling order
  *   tempo_claim_request_retrieval   retrieval is due: READY, WAIT, or ORDINARY path
  *   tempo_claim_transfer_begin/end  the fast-tier-to-GPU copy; end releases protection
  *   tempo_claim_cancel        the request went away
@@ -55,7 +55,7 @@ struct tempo_ctx;
 
 typedef uint64_t tempo_claim_id;
 
-/* A placeholder in tempo_order_update() for a waiting request that has no claim. */
+/* A placeholder in tempo_ctx_set_order() for a waiting request that has no claim. */
 #define TEMPO_NO_CLAIM ((tempo_claim_id)0)
 
 /* One KV object of a manifest: its chunk hash and size in bytes. */
@@ -232,9 +232,10 @@ TEMPO_EXPORT int tempo_claim_revise(struct tempo_ctx* ctx, tempo_claim_id id, in
 TEMPO_EXPORT int tempo_claim_set_layers(struct tempo_ctx* ctx, tempo_claim_id id, uint32_t groups,
                                         int64_t per_group_ns);
 /* The waiting queue in scheduling order (TEMPO_NO_CLAIM for requests without a claim).
- * -ENOENT if an id is unknown (nothing changes). */
+ * -ENOENT if an id is unknown (nothing changes). Named tempo_ctx_set_order from 0.7. */
 TEMPO_EXPORT int tempo_order_update(struct tempo_ctx* ctx, const tempo_claim_id* ids, size_t count);
-/* Retrieval is due: commits now if possible. *outcome is an enum tempo_retrieval.
+/* Retrieval is due: commits now if possible. *outcome is an enum tempo_retrieval (0.7:
+ * tempo_claim_retrieve writes it as a fixed-size tempo_retrieval_t).
  * -ENOENT unknown, -EINVAL ended or transferring, or the claim's error if FAILED. */
 TEMPO_EXPORT int tempo_claim_request_retrieval(struct tempo_ctx* ctx, tempo_claim_id id,
                                                int* outcome);
@@ -279,7 +280,7 @@ TEMPO_EXPORT const char* tempo_ctx_device(struct tempo_ctx* ctx);
  * time forward (at most timeout_ns). Returns 0, -ETIMEDOUT, -ENOENT unknown, -ECANCELED
  * released or cancelled, or the claim's error when FAILED; -EINVAL a negative timeout,
  * -EOVERFLOW when the clock plus timeout_ns passes 2^62 ns (so INT64_MAX is refused, not
- * taken as "at once"). */
+ * taken as "at once"). 0.7: tempo_claim_wait writes *outcome as a tempo_retrieval_t. */
 TEMPO_EXPORT int tempo_claim_wait_ready(struct tempo_ctx* ctx, tempo_claim_id id,
                                         int64_t timeout_ns, int* outcome);
 
@@ -563,6 +564,23 @@ TEMPO_EXPORT int tempo_runtime_get_costs_sized(struct tempo_runtime* rt,
 TEMPO_EXPORT int tempo_claim_report_sized(struct tempo_ctx* ctx, const struct tempo_object* objects,
                                           size_t count, size_t object_size, int64_t ttu_ns,
                                           tempo_claim_id* id);
+
+/* The waiting queue in scheduling order (TEMPO_NO_CLAIM for requests without a claim), as
+ * tempo_order_update (its 0.1-0.6 name, kept): the context's order, so named for its object.
+ * -ENOENT if an id is unknown (nothing changes), -EINVAL ids NULL with count > 0. */
+TEMPO_EXPORT int tempo_ctx_set_order(struct tempo_ctx* ctx, const tempo_claim_id* ids,
+                                     size_t count);
+
+/* An enum tempo_retrieval as it crosses the ABI: 32 bits whatever the compiler makes of an
+ * enum. The 0.1-0.6 calls wrote it through an int*. */
+typedef uint32_t tempo_retrieval_t;
+
+/* tempo_claim_request_retrieval with *outcome a tempo_retrieval_t (its errors). */
+TEMPO_EXPORT int tempo_claim_retrieve(struct tempo_ctx* ctx, tempo_claim_id id,
+                                      tempo_retrieval_t* outcome);
+/* tempo_claim_wait_ready with *outcome a tempo_retrieval_t (its errors). */
+TEMPO_EXPORT int tempo_claim_wait(struct tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
+                                  tempo_retrieval_t* outcome);
 
 #ifdef __cplusplus
 }
