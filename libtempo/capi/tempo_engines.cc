@@ -32,6 +32,13 @@
 namespace {
 
 using tempo_capi::guard;
+using tempo_capi::read_strided;
+
+// A tempo_step stride: 0 reads as the 0.6 struct.
+template <typename T>
+size_t stride_of(uint32_t stride) {
+  return stride ? stride : sizeof(T);
+}
 
 // Runs `f` on the handle's claim surface inside the fence; -EINVAL for no handle.
 template <typename F>
@@ -45,25 +52,6 @@ bool all_zero(std::span<const uint64_t> v) {
   for (uint64_t x : v)
     if (x != 0) return false;
   return true;
-}
-
-// A caller's array of elements of `stride` bytes (0: the 0.6 struct) as this library's
-// structs: -EINVAL a stride below the 0.6 struct or above TEMPO_STRUCT_SIZE_MAX, or an
-// element's bytes beyond the struct this library knows that are not zero (a field a later
-// minor added, which this one cannot honour).
-template <typename T>
-int read_strided(const T* array, size_t count, uint32_t stride, std::vector<T>* out) {
-  const size_t size = stride ? stride : sizeof(T);
-  if (size < sizeof(T) || size > TEMPO_STRUCT_SIZE_MAX) return -EINVAL;
-  out->resize(count);
-  const auto* base = reinterpret_cast<const unsigned char*>(array);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned char* e = base + i * size;
-    if (std::any_of(e + sizeof(T), e + size, [](unsigned char b) { return b != 0; }))
-      return -EINVAL;
-    std::memcpy(&(*out)[i], e, sizeof(T));
-  }
-  return 0;
 }
 
 }  // namespace
@@ -270,11 +258,23 @@ TEMPO_EXPORT int tempo_writer_put(tempo_writer* w, uint64_t key, const void* dat
 
 TEMPO_EXPORT int tempo_writer_completions(tempo_writer* w, tempo_put_completion* out,
                                           size_t capacity, size_t* count) {
-  if (!w || !count || (!out && capacity)) return -EINVAL;
+  return tempo_writer_get_completions(w, out, sizeof(tempo_put_completion), capacity, count);
+}
+
+TEMPO_EXPORT int tempo_writer_get_completions(tempo_writer* w, tempo_put_completion* out,
+                                              size_t completion_size, size_t capacity,
+                                              size_t* count) {
+  if (!w || !count || (!out && capacity) || completion_size < sizeof(tempo_put_completion) ||
+      completion_size > TEMPO_STRUCT_SIZE_MAX)
+    return -EINVAL;
+  auto* to = reinterpret_cast<unsigned char*>(out);
   std::lock_guard lock(w->mu);
   size_t n = 0;
   for (; n < capacity && !w->completed.empty(); ++n) {
-    out[n] = w->completed.front();
+    unsigned char* e = to + n * completion_size;
+    std::memcpy(e, &w->completed.front(), sizeof(tempo_put_completion));
+    std::memset(e + sizeof(tempo_put_completion), 0,
+                completion_size - sizeof(tempo_put_completion));
     w->completed.pop_front();
   }
   *count = n;
@@ -363,11 +363,13 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
   return guard([&] {
     std::lock_guard lock(rt->mu);
     if (const int r =
-            read_strided(step->running, step->running_count, step->running_size, &rt->running_in);
+            read_strided(step->running, step->running_count,
+                         stride_of<tempo_running_seq>(step->running_size), &rt->running_in);
         r != 0)
       return r;
     if (const int r =
-            read_strided(step->waiting, step->waiting_count, step->waiting_size, &rt->waiting_in);
+            read_strided(step->waiting, step->waiting_count,
+                         stride_of<tempo_waiting_seq>(step->waiting_size), &rt->waiting_in);
         r != 0)
       return r;
     rt->running.clear();

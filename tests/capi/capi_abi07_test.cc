@@ -392,4 +392,114 @@ TEST(CApiAbi07, RetrievalOutcomesCrossAsFixedSizeWords) {
   EXPECT_EQ(tempo_claim_wait(c.ctx, a, 0, nullptr), -EINVAL);
 }
 
+// The sim's calls take the handle only a sim context hands out; it is part of the context.
+TEST(CApiAbi07, TheSimIsASubObjectOfASimContextOnly) {
+  std::vector<std::string> logs;
+  Ctx c(small_config("tempo"));
+  tempo_ctx_set_log_fn(
+      c.ctx,
+      [](void* d, int, const char* m) { static_cast<std::vector<std::string>*>(d)->push_back(m); },
+      &logs);
+  tempo_sim* sim = nullptr;
+  ASSERT_EQ(tempo_ctx_get_sim(c.ctx, &sim), 0);
+  ASSERT_NE(sim, nullptr);
+  tempo_sim* again = nullptr;
+  ASSERT_EQ(tempo_ctx_get_sim(c.ctx, &again), 0);
+  EXPECT_EQ(again, sim);
+  ASSERT_EQ(tempo_sim_run(sim, 3 * kMs), 0);
+  int64_t now = 0;
+  ASSERT_EQ(tempo_ctx_get_now(c.ctx, &now), 0);
+  EXPECT_EQ(now, 3 * kMs);
+  EXPECT_EQ(tempo_sim_run(sim, -1), -EINVAL);
+  EXPECT_EQ(tempo_sim_run(nullptr, 1), -EINVAL);
+  EXPECT_TRUE(logs.empty());
+
+  tempo_store* store = reinterpret_cast<tempo_store*>(0x1);
+  EXPECT_EQ(tempo_ctx_get_store(c.ctx, &store), -EOPNOTSUPP);
+  EXPECT_EQ(store, reinterpret_cast<tempo_store*>(0x1));  // untouched
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(logs[0], "tempo_ctx_get_store: the context's device is sim, not uring");
+  tempo_kmod* kmod = nullptr;
+  EXPECT_EQ(tempo_ctx_get_kmod(c.ctx, &kmod), -EOPNOTSUPP);
+  EXPECT_EQ(kmod, nullptr);
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[1], "tempo_ctx_get_kmod: the context's device is sim, not kmod");
+  EXPECT_EQ(tempo_ctx_get_sim(nullptr, &sim), -EINVAL);
+  EXPECT_EQ(tempo_ctx_get_sim(c.ctx, nullptr), -EINVAL);
+  EXPECT_EQ(tempo_store_write(nullptr, 1, "x", 1), -EINVAL);
+  size_t prefix = 0;
+  const uint64_t key = 1;
+  EXPECT_EQ(tempo_store_get_prefix(nullptr, &key, 1, &prefix), -EINVAL);
+  EXPECT_EQ(tempo_store_remove(nullptr, 1), -EINVAL);
+  const tempo_kmod_object placed{1, 0, 4096, 0};
+  EXPECT_EQ(tempo_kmod_add_objects_sized(nullptr, &placed, 1, sizeof placed), -EINVAL);
+
+  // Borrowed: valid while any reference on the context is held.
+  tempo_ctx* held = tempo_ctx_ref(c.ctx);
+  ASSERT_EQ(tempo_sim_run(sim, kMs), 0);
+  tempo_ctx_unref(held);
+}
+
+TEST(CApiAbi07, SimObjectsCarryTheirStride) {
+  Ctx c(small_config("tempo"));
+  tempo_sim* sim = nullptr;
+  ASSERT_EQ(tempo_ctx_get_sim(c.ctx, &sim), 0);
+  std::vector<Object24> wide;
+  for (uint64_t k = 1; k <= 3; ++k) wide.push_back({k, 100 * k, 0});
+  const auto* as_objects = reinterpret_cast<const tempo_object*>(wide.data());
+  wide[2].future = 1;  // a field this library does not know, set: nothing is added
+  EXPECT_EQ(tempo_sim_add_objects_sized(sim, as_objects, 3, sizeof(Object24)), -EINVAL);
+  EXPECT_EQ(tempo_sim_add_objects_sized(sim, as_objects, 3, 8), -EINVAL);
+  EXPECT_EQ(tempo_sim_add_objects_sized(sim, as_objects, 3, TEMPO_STRUCT_SIZE_MAX + 1), -EINVAL);
+  EXPECT_EQ(tempo_sim_add_objects_sized(sim, nullptr, 3, sizeof(tempo_object)), -EINVAL);
+  EXPECT_EQ(tempo_sim_add_objects_sized(nullptr, as_objects, 3, sizeof(Object24)), -EINVAL);
+  wide[2].future = 0;
+  ASSERT_EQ(tempo_sim_add_objects_sized(sim, as_objects, 3, sizeof(Object24)), 0);
+  EXPECT_EQ(tempo_sim_add_objects_sized(sim, as_objects, 1, sizeof(Object24)), -EEXIST);
+  // Read at a 16 B stride, the second object would be {0, 200}, one the tier does not hold:
+  // its claim would fail at commit. Each key stages with its own size.
+  const tempo_object manifest[] = {{2, 200}, {3, 300}};
+  tempo_claim_id id = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, manifest, 2, 0, &id), 0);
+  tempo_retrieval_t outcome = 0;
+  ASSERT_EQ(tempo_claim_wait(c.ctx, id, 1'000 * kMs, &outcome), 0);
+  EXPECT_EQ(outcome, uint32_t{TEMPO_RETRIEVAL_READY});
+  tempo_claim_info info{};
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, id, &info, sizeof info), 0);
+  EXPECT_EQ(info.state, TEMPO_CLAIM_STAGE_READY);
+  EXPECT_EQ(info.resident_bytes, 500u);
+}
+
+// Completions come out at the caller's stride: zeros past the 24 B this library knows,
+// nothing past the element.
+TEST(CApiAbi07, WriterCompletionsCarryTheirStride) {
+  Ctx c(small_config("tempo"));
+  tempo_writer* w = nullptr;
+  ASSERT_EQ(tempo_writer_new(c.ctx, 1, &w), 0);
+  const char data[] = "abc";
+  ASSERT_EQ(tempo_writer_put(w, 5, data, 3, 77), 0);
+  ASSERT_EQ(tempo_writer_put(w, 6, data, 3, 78), 0);
+  ASSERT_EQ(tempo_writer_wait(w, 10'000 * kMs), 0);
+  std::vector<unsigned char> buf(3 * 32, 0xAB);
+  auto* out = reinterpret_cast<tempo_put_completion*>(buf.data());
+  size_t count = 9;
+  EXPECT_EQ(tempo_writer_get_completions(w, out, 16, 2, &count), -EINVAL);
+  EXPECT_EQ(tempo_writer_get_completions(w, out, TEMPO_STRUCT_SIZE_MAX + 1, 2, &count), -EINVAL);
+  EXPECT_EQ(count, 9u);
+  ASSERT_EQ(tempo_writer_get_completions(w, out, 32, 2, &count), 0);
+  ASSERT_EQ(count, 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    tempo_put_completion got;
+    std::memcpy(&got, buf.data() + i * 32, sizeof got);
+    EXPECT_EQ(got.key, 5 + i);
+    EXPECT_EQ(got.cookie, 77 + i);
+    EXPECT_EQ(got.status, -EOPNOTSUPP);  // no store to put into on sim
+    for (size_t b = sizeof got; b < 32; ++b) EXPECT_EQ(buf[i * 32 + b], 0) << i << " " << b;
+  }
+  EXPECT_EQ(buf[64], 0xAB);
+  ASSERT_EQ(tempo_writer_get_completions(w, out, 32, 2, &count), 0);
+  EXPECT_EQ(count, 0u);
+  tempo_writer_unref(w);
+}
+
 }  // namespace

@@ -582,6 +582,47 @@ TEMPO_EXPORT int tempo_claim_retrieve(struct tempo_ctx* ctx, tempo_claim_id id,
 TEMPO_EXPORT int tempo_claim_wait(struct tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
                                   tempo_retrieval_t* outcome);
 
+/* tempo_writer_completions into an array of elements of completion_size bytes (pass
+ * sizeof(struct tempo_put_completion)): each gets the fields both know, zeros for those this
+ * library lacks. -EINVAL a completion_size below 24 (the 0.3 struct) or above
+ * TEMPO_STRUCT_SIZE_MAX (nothing taken then). */
+TEMPO_EXPORT int tempo_writer_get_completions(struct tempo_writer* w,
+                                              struct tempo_put_completion* out,
+                                              size_t completion_size, size_t capacity,
+                                              size_t* count);
+
+/* Per-device sub-objects. A context hands out the part of itself that only one kind of device
+ * has, so its calls take a handle that exists only there: the store of a uring context
+ * (in process or through tempod), the kmod device's placement, the sim device's virtual time
+ * (<tempo/tempo_sim.h>). A sub-object borrows its context: it is the same pointer at every
+ * call, has no reference of its own, and is valid while the caller holds a reference on the
+ * context (using it after the last tempo_ctx_unref is a use after free). Its calls are
+ * serialised as the context's are. The getter returns 0 and the sub-object in *out, or
+ * -EOPNOTSUPP when the context's device is another kind (its log function gets a line naming
+ * both), -EINVAL a NULL context or out. The 0.2-0.6 calls on the context remain. */
+struct tempo_store;
+struct tempo_kmod;
+
+/* The object store of a uring context. */
+TEMPO_EXPORT int tempo_ctx_get_store(struct tempo_ctx* ctx, struct tempo_store** out);
+/* The kmod context's object placement. */
+TEMPO_EXPORT int tempo_ctx_get_kmod(struct tempo_ctx* ctx, struct tempo_kmod** out);
+/* tempo_store_put on the store (its errors; -EINVAL a NULL store). */
+TEMPO_EXPORT int tempo_store_write(struct tempo_store* store, uint64_t key, const void* data,
+                                   size_t bytes);
+/* tempo_store_lookup on the store: the longest prefix of keys[0..count) it holds, in *prefix. */
+TEMPO_EXPORT int tempo_store_get_prefix(struct tempo_store* store, const uint64_t* keys,
+                                        size_t count, size_t* prefix);
+/* tempo_store_delete on the store (its errors; -EINVAL a NULL store). */
+TEMPO_EXPORT int tempo_store_remove(struct tempo_store* store, uint64_t key);
+/* tempo_kmod_add_objects over an array of elements of object_size bytes (pass sizeof(struct
+ * tempo_kmod_object)). -EINVAL an object_size below 32 (the 0.4 struct) or above
+ * TEMPO_STRUCT_SIZE_MAX, or an element's bytes beyond the struct this library knows that are
+ * not zero; otherwise tempo_kmod_add_objects' errors. */
+TEMPO_EXPORT int tempo_kmod_add_objects_sized(struct tempo_kmod* kmod,
+                                              const struct tempo_kmod_object* objects, size_t count,
+                                              size_t object_size);
+
 #ifdef __cplusplus
 }
 #endif
