@@ -502,4 +502,76 @@ TEST(CApiAbi07, WriterCompletionsCarryTheirStride) {
   tempo_writer_unref(w);
 }
 
+// A queue of a claim, a request without one, and a claim: the request without one gets its
+// TTU too, in queue order between the two, and each claim's is the TTU its claim was given.
+TEST(CApiAbi07, TheProjectionCoversRequestsWithoutAClaim) {
+  Ctx c(small_config("tempo"));
+  std::vector<tempo_object> objs;
+  for (uint64_t k = 1; k <= 2; ++k) objs.push_back({k, 100});
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  tempo_claim_id a = 0, b = 0;
+  ASSERT_EQ(tempo_claim_report(c.ctx, &objs[0], 1, TEMPO_TTU_UNKNOWN, &a), 0);
+  ASSERT_EQ(tempo_claim_report(c.ctx, &objs[1], 1, TEMPO_TTU_UNKNOWN, &b), 0);
+  tempo_runtime_config rc{};
+  rc.costs.prefill_pass_ns = 1e6;
+  rc.costs.prefill_token_ns = 1e4;
+  rc.costs.decode_pass_ns = 1e6;
+  rc.costs.retrieval_bps = 1e9;
+  rc.max_active = 1;  // one slot: each request waits for the one before it to finish
+  rc.generation_limit = 16;
+  tempo_runtime* rt = nullptr;
+  ASSERT_EQ(tempo_runtime_new(c.ctx, &rc, &rt), 0);
+  size_t count = 9;
+  ASSERT_EQ(tempo_runtime_get_projection(rt, nullptr, sizeof(tempo_waiting_projection), 0, &count),
+            0);
+  EXPECT_EQ(count, 0u);  // no step yet
+  ASSERT_EQ(tempo_runtime_finished(rt, 4), 0);
+  const tempo_waiting_seq w[] = {
+      {1000, 500, a, 0}, {2000, 0, TEMPO_NO_CLAIM, 0}, {1000, 500, b, 0}};
+  tempo_step step{};
+  step.waiting = w;
+  step.waiting_count = 3;
+  ASSERT_EQ(tempo_runtime_step(rt, &step), 0);
+  tempo_waiting_projection p[3];
+  EXPECT_EQ(tempo_runtime_get_projection(rt, p, sizeof p[0], 2, &count), -ENOSPC);
+  EXPECT_EQ(count, 3u);
+  ASSERT_EQ(tempo_runtime_get_projection(rt, p, sizeof p[0], 3, &count), 0);
+  tempo_claim_info ia{}, ib{};
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, a, &ia, sizeof ia), 0);
+  ASSERT_EQ(tempo_claim_get_info(c.ctx, b, &ib, sizeof ib), 0);
+  EXPECT_EQ(p[0].ttu_ns, ia.ttu_ns);
+  EXPECT_EQ(p[2].ttu_ns, ib.ttu_ns);
+  EXPECT_GT(p[1].ttu_ns, p[0].ttu_ns);
+  EXPECT_LT(p[1].ttu_ns, p[2].ttu_ns);
+  EXPECT_EQ(p[0].flags, TEMPO_PROJECTION_F_CLAIM);
+  EXPECT_EQ(p[1].flags, 0u);
+  EXPECT_EQ(p[2].flags, TEMPO_PROJECTION_F_CLAIM);
+  for (const auto& e : p) EXPECT_EQ(e.output_tokens, 4u);  // the one completed output
+  // Aged with the clock, as a claim's TTU is.
+  ASSERT_EQ(tempo_sim_advance(c.ctx, kMs), 0);
+  tempo_waiting_projection later[3];
+  ASSERT_EQ(tempo_runtime_get_projection(rt, later, sizeof later[0], 3, &count), 0);
+  EXPECT_EQ(later[1].ttu_ns, p[1].ttu_ns - kMs);
+  // At a larger stride: zeros past the 16 B this library knows.
+  std::vector<unsigned char> buf(3 * 24, 0xAB);
+  ASSERT_EQ(tempo_runtime_get_projection(
+                rt, reinterpret_cast<tempo_waiting_projection*>(buf.data()), 24, 3, &count),
+            0);
+  tempo_waiting_projection second;
+  std::memcpy(&second, buf.data() + 24, sizeof second);
+  EXPECT_EQ(second.ttu_ns, later[1].ttu_ns);
+  for (size_t i = 16; i < 24; ++i) EXPECT_EQ(buf[24 + i], 0);
+  EXPECT_EQ(tempo_runtime_get_projection(rt, p, 8, 3, &count), -EINVAL);
+  EXPECT_EQ(tempo_runtime_get_projection(rt, nullptr, sizeof p[0], 3, &count), -EINVAL);
+  EXPECT_EQ(tempo_runtime_get_projection(nullptr, p, sizeof p[0], 3, &count), -EINVAL);
+  // A refused step leaves the last one's projection.
+  tempo_waiting_seq twice[] = {w[0], w[0]};
+  step.waiting = twice;
+  step.waiting_count = 2;
+  EXPECT_EQ(tempo_runtime_step(rt, &step), -EINVAL);
+  ASSERT_EQ(tempo_runtime_get_projection(rt, p, sizeof p[0], 3, &count), 0);
+  EXPECT_EQ(count, 3u);
+  tempo_runtime_unref(rt);
+}
+
 }  // namespace

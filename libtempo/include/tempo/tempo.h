@@ -623,6 +623,33 @@ TEMPO_EXPORT int tempo_kmod_add_objects_sized(struct tempo_kmod* kmod,
                                               const struct tempo_kmod_object* objects, size_t count,
                                               size_t object_size);
 
+/* One entry of the waiting queue of the last tempo_runtime_step that succeeded, as the
+ * runtime side projects it, with or without a claim (tempo_runtime_get_projection). */
+struct tempo_waiting_projection {
+  /* Until the timeline reaches it (its retrieval, then its prefill, begins), from now: the
+   * projection from the step's snapshot, less the time since that step. For an entry with a
+   * claim under a point policy, the TTU the step gave its claim. */
+  int64_t ttu_ns;
+  /* Its whole output as the completed outputs predict it (tempo_runtime_finished), capped by
+   * generation_limit: what the projection assumed. */
+  uint32_t output_tokens;
+  uint32_t flags; /* TEMPO_PROJECTION_F_* */
+};
+/* tempo_waiting_projection.flags: the entry has a claim. */
+#define TEMPO_PROJECTION_F_CLAIM (1u << 0)
+
+/* The projection of every entry of the last successful step's waiting queue, in queue order,
+ * into an array of elements of projection_size bytes (pass sizeof(struct
+ * tempo_waiting_projection)): the TTU of requests without a claim too, which the step gives
+ * no claim. Projects that step's snapshot again, with the costs and completed outputs as they
+ * stand now. Sets *count to the queue's length (0 before any step) and writes the entries
+ * when capacity allows, else returns -ENOSPC (call again with room for *count). -EINVAL a
+ * projection_size below 16 or above TEMPO_STRUCT_SIZE_MAX. */
+TEMPO_EXPORT int tempo_runtime_get_projection(struct tempo_runtime* rt,
+                                              struct tempo_waiting_projection* out,
+                                              size_t projection_size, size_t capacity,
+                                              size_t* count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 ABI_MAJOR = 0
-ABI_MINOR = 6
+ABI_MINOR = 7
 
 
 class TempoObject(ctypes.Structure):
