@@ -110,12 +110,15 @@ def _load() -> ctypes.CDLL:
             "tempokv: cannot load libtempo.so (set TEMPOKV_LIBRARY to its path): "
             + "; ".join(errors)
         )
-    _declare(lib)
+    # Checked before declaring the rest: an older library lacks some of its symbols.
+    lib.tempo_version.restype = ctypes.c_char_p
+    lib.tempo_version_check.argtypes = [ctypes.c_uint, ctypes.c_uint]
     if lib.tempo_version_check(ABI_MAJOR, ABI_MINOR) != 0:
         raise ImportError(
             f"tempokv: {path} is libtempo {lib.tempo_version().decode()}, "
             f"this package needs ABI {ABI_MAJOR}.{ABI_MINOR}"
         )
+    _declare(lib)
     return lib
 
 
