@@ -29,7 +29,10 @@
  * a running sequence's known output length, and a step call made while a step runs. ABI 0.7
  * makes the ABI uniform (its section at the end): every handle reference-counted, getters
  * named _get_ that return -errno and the value through a pointer, a size or stride on every
- * array and struct that crosses it, a TTU that is not known yet, checked retrieval bytes.
+ * array and struct that crosses it, a TTU that is not known yet, checked retrieval bytes,
+ * every name tempo_<object>_<verb> (tempo_ctx_set_order), enums as fixed-size types
+ * (tempo_retrieval_t), per-device sub-objects of a context (store, kmod, sim), and the
+ * runtime side's projection of its whole waiting queue.
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
