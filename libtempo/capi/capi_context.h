@@ -2,9 +2,12 @@
 // exception fence every entry point runs inside (nothing throws across extern "C").
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "tempo/tempo.h"
 
@@ -31,6 +34,23 @@ int guard(F&& f) noexcept {
   } catch (...) {
     return -EIO;
   }
+}
+
+// A caller's array of elements of `stride` bytes as this library's T: -EINVAL a stride below
+// sizeof(T) or above TEMPO_STRUCT_SIZE_MAX, or an element's bytes beyond the T this library
+// knows that are not zero (a field a later minor added, which this one cannot honour).
+template <typename T>
+int read_strided(const void* array, size_t count, size_t stride, std::vector<T>* out) {
+  if (stride < sizeof(T) || stride > TEMPO_STRUCT_SIZE_MAX) return -EINVAL;
+  out->resize(count);
+  const auto* base = static_cast<const unsigned char*>(array);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned char* e = base + i * stride;
+    if (std::any_of(e + sizeof(T), e + stride, [](unsigned char b) { return b != 0; }))
+      return -EINVAL;
+    std::memcpy(&(*out)[i], e, sizeof(T));
+  }
+  return 0;
 }
 
 }  // namespace tempo_capi

@@ -1,6 +1,8 @@
 // The C ABI of include/tempo/tempo.h over the claim surface (surface/claim_surface.h): every
 // entry point validates its arguments and calls the context's surface, in process or in
 // tempod alike, inside the one exception fence of capi_context.h.
+#include <syslog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -28,12 +30,27 @@ struct tempo_config {
   std::string error;         // guarded by mu
 };
 
+// A context's per-device sub-objects: parts of the context that name it, so a device's calls
+// take the handle only a context of that device hands out.
+struct tempo_store {
+  tempo_ctx* ctx;
+};
+struct tempo_sim {
+  tempo_ctx* ctx;
+};
+struct tempo_kmod {
+  tempo_ctx* ctx;
+};
+
 struct tempo_ctx {
   std::atomic<int> refs{1};
   std::unique_ptr<tempo::ClaimSurface> surface;
   std::mutex log_mu;
   tempo_log_fn log_fn = nullptr;  // guarded by log_mu
   void* log_data = nullptr;       // guarded by log_mu
+  tempo_store store{this};
+  tempo_sim sim{this};
+  tempo_kmod kmod{this};
 };
 
 namespace {
@@ -41,6 +58,7 @@ namespace {
 using tempo::ClaimId;
 using tempo::ClaimSurface;
 using tempo_capi::guard;
+using tempo_capi::read_strided;
 
 // Runs `f` on the context's claim surface inside the fence; -EINVAL for no context.
 template <typename F>
@@ -107,6 +125,15 @@ struct tempo_stats_0_1 {
 };
 static_assert(sizeof(tempo_stats_0_1) == sizeof(tempo_counters));
 static_assert(sizeof(tempo_claim_info) > TEMPO_CLAIM_INFO_SIZE_0_1);
+
+// 0 if ctx's device is `kind`; else -EOPNOTSUPP with a line to the context's log saying so.
+int device_part(tempo_ctx* ctx, const char* kind, const char* call) {
+  if (!ctx) return -EINVAL;
+  const char* device = ctx->surface->device();
+  if (std::strcmp(device, kind) == 0) return 0;
+  log(ctx, LOG_ERR, std::string(call) + ": the context's device is " + device + ", not " + kind);
+  return -EOPNOTSUPP;
+}
 
 }  // namespace
 
@@ -281,22 +308,12 @@ TEMPO_EXPORT int tempo_claim_report(tempo_ctx* ctx, const tempo_object* objects,
 
 TEMPO_EXPORT int tempo_claim_report_sized(tempo_ctx* ctx, const tempo_object* objects, size_t count,
                                           size_t object_size, int64_t ttu_ns, tempo_claim_id* id) {
-  if (!id || (!objects && count) || count > tempo::kMaxManifestObjects ||
-      object_size < sizeof(tempo_object) || object_size > TEMPO_STRUCT_SIZE_MAX)
-    return -EINVAL;
-  const auto* base = reinterpret_cast<const unsigned char*>(objects);
-  std::vector<tempo::KvObject> v(count);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned char* e = base + i * object_size;
-    // A field a later minor added, set by its caller: this library cannot honour it.
-    if (std::any_of(e + sizeof(tempo_object), e + object_size, [](unsigned char b) { return b; }))
-      return -EINVAL;
-    tempo_object o;
-    std::memcpy(&o, e, sizeof o);
-    v[i] = {o.key, o.bytes};
-  }
-  return with_surface(ctx,
-                      [&](ClaimSurface& s) { return s.report(v, ttu_in(ttu_ns), nullptr, id); });
+  if (!id || (!objects && count) || count > tempo::kMaxManifestObjects) return -EINVAL;
+  return with_surface(ctx, [&](ClaimSurface& s) {
+    std::vector<tempo_object> in;
+    if (const int r = read_strided(objects, count, object_size, &in); r != 0) return r;
+    return s.report(kv_objects(in.data(), in.size()), ttu_in(ttu_ns), nullptr, id);
+  });
 }
 
 TEMPO_EXPORT int tempo_claim_revise(tempo_ctx* ctx, tempo_claim_id id, int64_t ttu_ns) {
@@ -308,7 +325,7 @@ TEMPO_EXPORT int tempo_claim_set_layers(tempo_ctx* ctx, tempo_claim_id id, uint3
   return with_surface(ctx, [&](ClaimSurface& s) { return s.set_layers(id, groups, per_group_ns); });
 }
 
-TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
+TEMPO_EXPORT int tempo_ctx_set_order(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
   if (!ids && count) return -EINVAL;
   return with_surface(ctx, [&](ClaimSurface& s) {
     const std::span<const ClaimId> order(ids, count);
@@ -316,14 +333,27 @@ TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, s
   });
 }
 
-TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id, int* outcome) {
+TEMPO_EXPORT int tempo_order_update(tempo_ctx* ctx, const tempo_claim_id* ids, size_t count) {
+  return tempo_ctx_set_order(ctx, ids, count);
+}
+
+TEMPO_EXPORT int tempo_claim_retrieve(tempo_ctx* ctx, tempo_claim_id id,
+                                      tempo_retrieval_t* outcome) {
   if (!outcome) return -EINVAL;
   return with_surface(ctx, [&](ClaimSurface& s) {
     tempo::RetrievalOutcome o{};
     const int r = s.request_retrieval(id, &o);
-    if (r == 0) *outcome = static_cast<int>(o);
+    if (r == 0) *outcome = static_cast<tempo_retrieval_t>(o);
     return r;
   });
+}
+
+TEMPO_EXPORT int tempo_claim_request_retrieval(tempo_ctx* ctx, tempo_claim_id id, int* outcome) {
+  if (!outcome) return -EINVAL;
+  tempo_retrieval_t o = 0;
+  const int r = tempo_claim_retrieve(ctx, id, &o);
+  if (r == 0) *outcome = static_cast<int>(o);
+  return r;
 }
 
 extern "C" TEMPO_EXPORT int tempo_claim_query_0_3(tempo_ctx* ctx, tempo_claim_id id,
@@ -389,15 +419,24 @@ TEMPO_EXPORT int tempo_ctx_get_device(tempo_ctx* ctx, const char** device) {
   return 0;
 }
 
-TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
-                                        int* outcome) {
+TEMPO_EXPORT int tempo_claim_wait(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
+                                  tempo_retrieval_t* outcome) {
   if (!outcome || timeout_ns < 0) return -EINVAL;
   return with_surface(ctx, [&](ClaimSurface& s) {
     tempo::RetrievalOutcome o{};
     const int r = s.wait_ready(id, timeout_ns, &o);
-    if (r == 0) *outcome = static_cast<int>(o);
+    if (r == 0) *outcome = static_cast<tempo_retrieval_t>(o);
     return r;
   });
+}
+
+TEMPO_EXPORT int tempo_claim_wait_ready(tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
+                                        int* outcome) {
+  if (!outcome) return -EINVAL;
+  tempo_retrieval_t o = 0;
+  const int r = tempo_claim_wait(ctx, id, timeout_ns, &o);
+  if (r == 0) *outcome = static_cast<int>(o);
+  return r;
 }
 
 TEMPO_EXPORT int tempo_claim_get_extents(tempo_ctx* ctx, tempo_claim_id id, tempo_extent* extents,
@@ -442,6 +481,65 @@ TEMPO_EXPORT int tempo_kmod_add_objects(tempo_ctx* ctx, const tempo_kmod_object*
       v[i] = {objects[i].key, objects[i].offset, objects[i].bytes};
     }
     return s.kmod_add_objects(v);
+  });
+}
+
+TEMPO_EXPORT int tempo_ctx_get_store(tempo_ctx* ctx, tempo_store** out) {
+  if (!out) return -EINVAL;
+  const int r = device_part(ctx, "uring", "tempo_ctx_get_store");
+  if (r == 0) *out = &ctx->store;
+  return r;
+}
+
+TEMPO_EXPORT int tempo_ctx_get_sim(tempo_ctx* ctx, tempo_sim** out) {
+  if (!out) return -EINVAL;
+  const int r = device_part(ctx, "sim", "tempo_ctx_get_sim");
+  if (r == 0) *out = &ctx->sim;
+  return r;
+}
+
+TEMPO_EXPORT int tempo_ctx_get_kmod(tempo_ctx* ctx, tempo_kmod** out) {
+  if (!out) return -EINVAL;
+  const int r = device_part(ctx, "kmod", "tempo_ctx_get_kmod");
+  if (r == 0) *out = &ctx->kmod;
+  return r;
+}
+
+TEMPO_EXPORT int tempo_store_write(tempo_store* store, uint64_t key, const void* data,
+                                   size_t bytes) {
+  return store ? tempo_store_put(store->ctx, key, data, bytes) : -EINVAL;
+}
+
+TEMPO_EXPORT int tempo_store_get_prefix(tempo_store* store, const uint64_t* keys, size_t count,
+                                        size_t* prefix) {
+  return store ? tempo_store_lookup(store->ctx, keys, count, prefix) : -EINVAL;
+}
+
+TEMPO_EXPORT int tempo_store_remove(tempo_store* store, uint64_t key) {
+  return store ? tempo_store_delete(store->ctx, key) : -EINVAL;
+}
+
+TEMPO_EXPORT int tempo_sim_add_objects_sized(tempo_sim* sim, const tempo_object* objects,
+                                             size_t count, size_t object_size) {
+  if (!sim || (!objects && count)) return -EINVAL;
+  return with_surface(sim->ctx, [&](ClaimSurface& s) {
+    std::vector<tempo_object> in;
+    if (const int r = read_strided(objects, count, object_size, &in); r != 0) return r;
+    return s.sim_add_objects(kv_objects(in.data(), in.size()));
+  });
+}
+
+TEMPO_EXPORT int tempo_sim_run(tempo_sim* sim, int64_t ns) {
+  return sim ? tempo_sim_advance(sim->ctx, ns) : -EINVAL;
+}
+
+TEMPO_EXPORT int tempo_kmod_add_objects_sized(tempo_kmod* kmod, const tempo_kmod_object* objects,
+                                              size_t count, size_t object_size) {
+  if (!kmod || (!objects && count)) return -EINVAL;
+  return guard([&] {
+    std::vector<tempo_kmod_object> in;
+    if (const int r = read_strided(objects, count, object_size, &in); r != 0) return r;
+    return tempo_kmod_add_objects(kmod->ctx, in.data(), in.size());
   });
 }
 

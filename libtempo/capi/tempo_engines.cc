@@ -26,12 +26,20 @@
 #include "keys/chain_hash.h"
 #include "runtime/runtime_side.h"
 #include "runtime/step_cost_learner.h"
+#include "runtime/ttu_estimator.h"
 #include "surface/claim_surface.h"
 #include "tempo/tempo.h"
 
 namespace {
 
 using tempo_capi::guard;
+using tempo_capi::read_strided;
+
+// A tempo_step stride: 0 reads as the 0.6 struct.
+template <typename T>
+size_t stride_of(uint32_t stride) {
+  return stride ? stride : sizeof(T);
+}
 
 // Runs `f` on the handle's claim surface inside the fence; -EINVAL for no handle.
 template <typename F>
@@ -45,25 +53,6 @@ bool all_zero(std::span<const uint64_t> v) {
   for (uint64_t x : v)
     if (x != 0) return false;
   return true;
-}
-
-// A caller's array of elements of `stride` bytes (0: the 0.6 struct) as this library's
-// structs: -EINVAL a stride below the 0.6 struct or above TEMPO_STRUCT_SIZE_MAX, or an
-// element's bytes beyond the struct this library knows that are not zero (a field a later
-// minor added, which this one cannot honour).
-template <typename T>
-int read_strided(const T* array, size_t count, uint32_t stride, std::vector<T>* out) {
-  const size_t size = stride ? stride : sizeof(T);
-  if (size < sizeof(T) || size > TEMPO_STRUCT_SIZE_MAX) return -EINVAL;
-  out->resize(count);
-  const auto* base = reinterpret_cast<const unsigned char*>(array);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned char* e = base + i * size;
-    if (std::any_of(e + sizeof(T), e + size, [](unsigned char b) { return b != 0; }))
-      return -EINVAL;
-    std::memcpy(&(*out)[i], e, sizeof(T));
-  }
-  return 0;
 }
 
 }  // namespace
@@ -151,6 +140,11 @@ struct tempo_runtime {
   std::vector<tempo_waiting_seq> waiting_in;
   // The bytes of each claim of the waiting queue, asked once per claim (they never change).
   std::unordered_map<tempo::ClaimId, uint64_t> claim_bytes;
+  // The last step that succeeded, for tempo_runtime_get_projection; guarded by mu.
+  std::vector<tempo::RunningRequest> last_running;
+  std::vector<tempo_waiting_seq> last_waiting;
+  tempo::TimeNs last_busy_ns = 0;
+  tempo::TimeNs last_now = 0;
 };
 
 namespace {
@@ -270,11 +264,23 @@ TEMPO_EXPORT int tempo_writer_put(tempo_writer* w, uint64_t key, const void* dat
 
 TEMPO_EXPORT int tempo_writer_completions(tempo_writer* w, tempo_put_completion* out,
                                           size_t capacity, size_t* count) {
-  if (!w || !count || (!out && capacity)) return -EINVAL;
+  return tempo_writer_get_completions(w, out, sizeof(tempo_put_completion), capacity, count);
+}
+
+TEMPO_EXPORT int tempo_writer_get_completions(tempo_writer* w, tempo_put_completion* out,
+                                              size_t completion_size, size_t capacity,
+                                              size_t* count) {
+  if (!w || !count || (!out && capacity) || completion_size < sizeof(tempo_put_completion) ||
+      completion_size > TEMPO_STRUCT_SIZE_MAX)
+    return -EINVAL;
+  auto* to = reinterpret_cast<unsigned char*>(out);
   std::lock_guard lock(w->mu);
   size_t n = 0;
   for (; n < capacity && !w->completed.empty(); ++n) {
-    out[n] = w->completed.front();
+    unsigned char* e = to + n * completion_size;
+    std::memcpy(e, &w->completed.front(), sizeof(tempo_put_completion));
+    std::memset(e + sizeof(tempo_put_completion), 0,
+                completion_size - sizeof(tempo_put_completion));
     w->completed.pop_front();
   }
   *count = n;
@@ -365,11 +371,13 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
   return guard([&] {
     std::lock_guard lock(rt->mu);
     if (const int r =
-            read_strided(step->running, step->running_count, step->running_size, &rt->running_in);
+            read_strided(step->running, step->running_count,
+                         stride_of<tempo_running_seq>(step->running_size), &rt->running_in);
         r != 0)
       return r;
     if (const int r =
-            read_strided(step->waiting, step->waiting_count, step->waiting_size, &rt->waiting_in);
+            read_strided(step->waiting, step->waiting_count,
+                         stride_of<tempo_waiting_seq>(step->waiting_size), &rt->waiting_in);
         r != 0)
       return r;
     rt->running.clear();
@@ -422,8 +430,59 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     tempo::TimeNs now = 0;
     if (const int r = surface.now(&now); r != 0) return r;
     PublishedOrder published;
-    return rt->side->step(now, rt->running, StepWaiting(rt->waiting_in), step->busy_ns, false,
-                          published);
+    const int r = rt->side->step(now, rt->running, StepWaiting(rt->waiting_in), step->busy_ns,
+                                 false, published);
+    if (r == 0) {
+      // Kept by swapping the scratch, which the next step refills.
+      rt->last_running.swap(rt->running);
+      rt->last_waiting.swap(rt->waiting_in);
+      rt->last_busy_ns = step->busy_ns;
+      rt->last_now = now;
+    }
+    return r;
+  });
+}
+
+TEMPO_EXPORT int tempo_runtime_get_projection(tempo_runtime* rt, tempo_waiting_projection* out,
+                                              size_t projection_size, size_t capacity,
+                                              size_t* count) {
+  if (!rt || !count || (!out && capacity) || projection_size < sizeof(tempo_waiting_projection) ||
+      projection_size > TEMPO_STRUCT_SIZE_MAX)
+    return -EINVAL;
+  return guard([&] {
+    std::lock_guard lock(rt->mu);
+    const size_t n = rt->last_waiting.size();
+    *count = n;
+    if (capacity < n) return -ENOSPC;
+    // The estimator projects the entries that have a claim: every entry gets one of its own
+    // here (its position + 1), so requests without a claim are projected too.
+    std::vector<tempo::WaitingRequest> waiting(n);
+    for (size_t q = 0; q < n; ++q) {
+      const tempo_waiting_seq& w = rt->last_waiting[q];
+      waiting[q].uncached_prompt_tokens = w.prompt_tokens - w.cached_tokens;
+      waiting[q].cached_prompt_tokens = w.cached_tokens;
+      waiting[q].retrieval_bytes = w.retrieval_bytes;
+      waiting[q].claim = q + 1;
+    }
+    const tempo::RuntimeSideConfig& config = rt->side->config();
+    const tempo::SchedulerSnapshot snap{rt->last_running,        waiting,       config.max_active,
+                                        config.generation_limit, tempo::kNever, rt->last_busy_ns};
+    std::vector<tempo::ClaimTtu> ttus;
+    if (const int r = tempo::estimate_ttu(snap, *rt->costs, rt->side->history(), &ttus); r != 0)
+      return r;
+    tempo::TimeNs now = 0;
+    if (const int r = tempo_capi_surface(rt->ctx)->now(&now); r != 0) return r;
+    const uint32_t output = rt->side->history().predict_remaining(0, config.generation_limit);
+    auto* to = reinterpret_cast<unsigned char*>(out);
+    for (const tempo::ClaimTtu& t : ttus) {
+      const tempo_waiting_seq& w = rt->last_waiting[t.queue_position];
+      const tempo_waiting_projection p{t.ttu - (now - rt->last_now), output,
+                                       w.claim != TEMPO_NO_CLAIM ? TEMPO_PROJECTION_F_CLAIM : 0u};
+      unsigned char* e = to + t.queue_position * projection_size;
+      std::memcpy(e, &p, sizeof p);
+      std::memset(e + sizeof p, 0, projection_size - sizeof p);
+    }
+    return 0;
   });
 }
 

@@ -53,7 +53,11 @@ RELEASED = {
         "tempo_writer_unref", "tempo_runtime_ref", "tempo_runtime_unref", "tempo_ctx_get_now",
         "tempo_ctx_get_device", "tempo_ctx_get_stats", "tempo_ctx_get_fast_tier",
         "tempo_claim_get_info", "tempo_claim_get_extents", "tempo_claim_report_sized",
-        "tempo_key_get_layer_group", "tempo_runtime_get_costs_sized",
+        "tempo_key_get_layer_group", "tempo_runtime_get_costs_sized", "tempo_ctx_set_order",
+        "tempo_claim_retrieve", "tempo_claim_wait", "tempo_writer_get_completions",
+        "tempo_ctx_get_store", "tempo_ctx_get_kmod", "tempo_ctx_get_sim", "tempo_store_write",
+        "tempo_store_get_prefix", "tempo_store_remove", "tempo_sim_add_objects_sized",
+        "tempo_sim_run", "tempo_kmod_add_objects_sized", "tempo_runtime_get_projection",
     },
 }
 

@@ -206,6 +206,31 @@ TEST_F(CApiUring, ConcurrentEnginesThreadsBalanceOut) {
   EXPECT_EQ(s.claims_cancelled, 20u);
 }
 
+// ABI 0.7: the store is a sub-object of a uring context, its calls those of the context.
+TEST_F(CApiUring, TheStoreIsASubObjectOfTheContext) {
+  open("tempo");
+  tempo_store* store = nullptr;
+  ASSERT_EQ(tempo_ctx_get_store(ctx_, &store), 0);
+  ASSERT_NE(store, nullptr);
+  const auto data = object_bytes(7, kObjectBytes);
+  ASSERT_EQ(tempo_store_write(store, 7, data.data(), data.size()), 0);
+  ASSERT_EQ(tempo_store_write(store, 8, data.data(), data.size()), 0);
+  const auto other = object_bytes(9, kObjectBytes);
+  EXPECT_EQ(tempo_store_write(store, 7, other.data(), other.size()), -EEXIST);
+  const uint64_t keys[] = {7, 8, 9};
+  size_t prefix = 0;
+  ASSERT_EQ(tempo_store_get_prefix(store, keys, 3, &prefix), 0);
+  EXPECT_EQ(prefix, 2u);
+  ASSERT_EQ(tempo_store_remove(store, 8), 0);
+  EXPECT_EQ(tempo_store_remove(store, 8), -ENOENT);
+  ASSERT_EQ(tempo_store_lookup(ctx_, keys, 3, &prefix), 0);  // the 0.3 call sees the same store
+  EXPECT_EQ(prefix, 1u);
+  tempo_sim* sim = nullptr;
+  EXPECT_EQ(tempo_ctx_get_sim(ctx_, &sim), -EOPNOTSUPP);
+  tempo_kmod* kmod = nullptr;
+  EXPECT_EQ(tempo_ctx_get_kmod(ctx_, &kmod), -EOPNOTSUPP);
+}
+
 TEST_F(CApiUring, MissingStorePathIsAClearError) {
   ASSERT_EQ(tempo_config_new(&cfg_), 0);
   ASSERT_EQ(tempo_config_set(cfg_, "device", "uring"), 0);

@@ -141,6 +141,28 @@ class RuntimeSide(unittest.TestCase):
                 costs, learned = rt.costs()
                 self.assertEqual((costs, learned), (COSTS, 0))
 
+    def test_the_projection_gives_a_request_without_a_claim_its_ttu(self):
+        with Context({"fast_tier_bytes": "100MB", "budget_bytes": "50MB"}) as ctx:
+            ctx.sim_add_objects([(1, 1000), (2, 1000)])
+            a = ctx.report([(1, 1000)], 60_000_000_000)
+            b = ctx.report([(2, 1000)], 60_000_000_000)
+            with Runtime(ctx, COSTS, max_active=1, generation_limit=10, learn=False) as rt:
+                self.assertEqual(rt.projection(), [])
+                for _ in range(4):
+                    rt.finished(6)
+                rt.step([RunningSeq(1000, 1000, 2)],
+                        [WaitingSeq(1256, 256, a), WaitingSeq(2000, 0, None),
+                         WaitingSeq(500, 0, b)])
+                p = rt.projection()
+                self.assertEqual([e.has_claim for e in p], [True, False, True])
+                self.assertEqual([e.output_tokens for e in p], [6, 6, 6])
+                self.assertEqual(p[0].ttu_ns, ctx.query(a).ttu_ns)
+                self.assertEqual(p[2].ttu_ns, ctx.query(b).ttu_ns)
+                # The claimless request waits for the running one (4 decode steps) and a.
+                decode_a = sum(5e6 + 2e4 + 10.0 * (1001 + j) for j in range(4))
+                after_a = prefill_ns(1000, 256) + sum(5e6 + 2e4 + 10.0 * (1256 + j) for j in range(5))
+                self.assertAlmostEqual(p[1].ttu_ns, decode_a + after_a, delta=10)
+
     def test_learns_a_slower_engine(self):
         with Context({"fast_tier_bytes": "100MB", "budget_bytes": "50MB"}) as ctx:
             with Runtime(ctx, COSTS, max_active=4, generation_limit=64) as rt:

@@ -13,7 +13,7 @@
  * Lifecycle of a claim (see Documentation/c-api.md):
  *   tempo_claim_report        a prefix-cache hit becomes a PLANNED claim (metadata only)
  *   tempo_claim_revise        the runtime's new time-to-use estimate
- *   tempo_order_update        the runtime's waiting queue, in scheduling order
+ *   tempo_ctx_set_order       the runtime's waiting queue, in scheduling order
  *   tempo_claim_request_retrieval   retrieval is due: READY, WAIT, or ORDINARY path
  *   tempo_claim_transfer_begin/end  the fast-tier-to-GPU copy; end releases protection
  *   tempo_claim_cancel        the request went away
@@ -29,7 +29,10 @@
  * a running sequence's known output length, and a step call made while a step runs. ABI 0.7
  * makes the ABI uniform (its section at the end): every handle reference-counted, getters
  * named _get_ that return -errno and the value through a pointer, a size or stride on every
- * array and struct that crosses it, a TTU that is not known yet, checked retrieval bytes.
+ * array and struct that crosses it, a TTU that is not known yet, checked retrieval bytes,
+ * every name tempo_<object>_<verb> (tempo_ctx_set_order), enums as fixed-size types
+ * (tempo_retrieval_t), per-device sub-objects of a context (store, kmod, sim), and the
+ * runtime side's projection of its whole waiting queue.
  */
 #ifndef TEMPO_TEMPO_H
 #define TEMPO_TEMPO_H
@@ -55,7 +58,7 @@ struct tempo_ctx;
 
 typedef uint64_t tempo_claim_id;
 
-/* A placeholder in tempo_order_update() for a waiting request that has no claim. */
+/* A placeholder in tempo_ctx_set_order() for a waiting request that has no claim. */
 #define TEMPO_NO_CLAIM ((tempo_claim_id)0)
 
 /* One KV object of a manifest: its chunk hash and size in bytes. */
@@ -232,9 +235,10 @@ TEMPO_EXPORT int tempo_claim_revise(struct tempo_ctx* ctx, tempo_claim_id id, in
 TEMPO_EXPORT int tempo_claim_set_layers(struct tempo_ctx* ctx, tempo_claim_id id, uint32_t groups,
                                         int64_t per_group_ns);
 /* The waiting queue in scheduling order (TEMPO_NO_CLAIM for requests without a claim).
- * -ENOENT if an id is unknown (nothing changes). */
+ * -ENOENT if an id is unknown (nothing changes). Named tempo_ctx_set_order from 0.7. */
 TEMPO_EXPORT int tempo_order_update(struct tempo_ctx* ctx, const tempo_claim_id* ids, size_t count);
-/* Retrieval is due: commits now if possible. *outcome is an enum tempo_retrieval.
+/* Retrieval is due: commits now if possible. *outcome is an enum tempo_retrieval (0.7:
+ * tempo_claim_retrieve writes it as a fixed-size tempo_retrieval_t).
  * -ENOENT unknown, -EINVAL ended or transferring, or the claim's error if FAILED. */
 TEMPO_EXPORT int tempo_claim_request_retrieval(struct tempo_ctx* ctx, tempo_claim_id id,
                                                int* outcome);
@@ -279,7 +283,7 @@ TEMPO_EXPORT const char* tempo_ctx_device(struct tempo_ctx* ctx);
  * time forward (at most timeout_ns). Returns 0, -ETIMEDOUT, -ENOENT unknown, -ECANCELED
  * released or cancelled, or the claim's error when FAILED; -EINVAL a negative timeout,
  * -EOVERFLOW when the clock plus timeout_ns passes 2^62 ns (so INT64_MAX is refused, not
- * taken as "at once"). */
+ * taken as "at once"). 0.7: tempo_claim_wait writes *outcome as a tempo_retrieval_t. */
 TEMPO_EXPORT int tempo_claim_wait_ready(struct tempo_ctx* ctx, tempo_claim_id id,
                                         int64_t timeout_ns, int* outcome);
 
@@ -563,6 +567,91 @@ TEMPO_EXPORT int tempo_runtime_get_costs_sized(struct tempo_runtime* rt,
 TEMPO_EXPORT int tempo_claim_report_sized(struct tempo_ctx* ctx, const struct tempo_object* objects,
                                           size_t count, size_t object_size, int64_t ttu_ns,
                                           tempo_claim_id* id);
+
+/* The waiting queue in scheduling order (TEMPO_NO_CLAIM for requests without a claim), as
+ * tempo_order_update (its 0.1-0.6 name, kept): the context's order, so named for its object.
+ * -ENOENT if an id is unknown (nothing changes), -EINVAL ids NULL with count > 0. */
+TEMPO_EXPORT int tempo_ctx_set_order(struct tempo_ctx* ctx, const tempo_claim_id* ids,
+                                     size_t count);
+
+/* An enum tempo_retrieval as it crosses the ABI: 32 bits whatever the compiler makes of an
+ * enum. The 0.1-0.6 calls wrote it through an int*. */
+typedef uint32_t tempo_retrieval_t;
+
+/* tempo_claim_request_retrieval with *outcome a tempo_retrieval_t (its errors). */
+TEMPO_EXPORT int tempo_claim_retrieve(struct tempo_ctx* ctx, tempo_claim_id id,
+                                      tempo_retrieval_t* outcome);
+/* tempo_claim_wait_ready with *outcome a tempo_retrieval_t (its errors). */
+TEMPO_EXPORT int tempo_claim_wait(struct tempo_ctx* ctx, tempo_claim_id id, int64_t timeout_ns,
+                                  tempo_retrieval_t* outcome);
+
+/* tempo_writer_completions into an array of elements of completion_size bytes (pass
+ * sizeof(struct tempo_put_completion)): each gets the fields both know, zeros for those this
+ * library lacks. -EINVAL a completion_size below 24 (the 0.3 struct) or above
+ * TEMPO_STRUCT_SIZE_MAX (nothing taken then). */
+TEMPO_EXPORT int tempo_writer_get_completions(struct tempo_writer* w,
+                                              struct tempo_put_completion* out,
+                                              size_t completion_size, size_t capacity,
+                                              size_t* count);
+
+/* Per-device sub-objects. A context hands out the part of itself that only one kind of device
+ * has, so its calls take a handle that exists only there: the store of a uring context
+ * (in process or through tempod), the kmod device's placement, the sim device's virtual time
+ * (<tempo/tempo_sim.h>). A sub-object borrows its context: it is the same pointer at every
+ * call, has no reference of its own, and is valid while the caller holds a reference on the
+ * context (using it after the last tempo_ctx_unref is a use after free). Its calls are
+ * serialised as the context's are. The getter returns 0 and the sub-object in *out, or
+ * -EOPNOTSUPP when the context's device is another kind (its log function gets a line naming
+ * both), -EINVAL a NULL context or out. The 0.2-0.6 calls on the context remain. */
+struct tempo_store;
+struct tempo_kmod;
+
+/* The object store of a uring context. */
+TEMPO_EXPORT int tempo_ctx_get_store(struct tempo_ctx* ctx, struct tempo_store** out);
+/* The kmod context's object placement. */
+TEMPO_EXPORT int tempo_ctx_get_kmod(struct tempo_ctx* ctx, struct tempo_kmod** out);
+/* tempo_store_put on the store (its errors; -EINVAL a NULL store). */
+TEMPO_EXPORT int tempo_store_write(struct tempo_store* store, uint64_t key, const void* data,
+                                   size_t bytes);
+/* tempo_store_lookup on the store: the longest prefix of keys[0..count) it holds, in *prefix. */
+TEMPO_EXPORT int tempo_store_get_prefix(struct tempo_store* store, const uint64_t* keys,
+                                        size_t count, size_t* prefix);
+/* tempo_store_delete on the store (its errors; -EINVAL a NULL store). */
+TEMPO_EXPORT int tempo_store_remove(struct tempo_store* store, uint64_t key);
+/* tempo_kmod_add_objects over an array of elements of object_size bytes (pass sizeof(struct
+ * tempo_kmod_object)). -EINVAL an object_size below 32 (the 0.4 struct) or above
+ * TEMPO_STRUCT_SIZE_MAX, or an element's bytes beyond the struct this library knows that are
+ * not zero; otherwise tempo_kmod_add_objects' errors. */
+TEMPO_EXPORT int tempo_kmod_add_objects_sized(struct tempo_kmod* kmod,
+                                              const struct tempo_kmod_object* objects, size_t count,
+                                              size_t object_size);
+
+/* One entry of the waiting queue of the last tempo_runtime_step that succeeded, as the
+ * runtime side projects it, with or without a claim (tempo_runtime_get_projection). */
+struct tempo_waiting_projection {
+  /* Until the timeline reaches it (its retrieval, then its prefill, begins), from now: the
+   * projection from the step's snapshot, less the time since that step. For an entry with a
+   * claim under a point policy, the TTU the step gave its claim. */
+  int64_t ttu_ns;
+  /* Its whole output as the completed outputs predict it (tempo_runtime_finished), capped by
+   * generation_limit: what the projection assumed. */
+  uint32_t output_tokens;
+  uint32_t flags; /* TEMPO_PROJECTION_F_* */
+};
+/* tempo_waiting_projection.flags: the entry has a claim. */
+#define TEMPO_PROJECTION_F_CLAIM (1u << 0)
+
+/* The projection of every entry of the last successful step's waiting queue, in queue order,
+ * into an array of elements of projection_size bytes (pass sizeof(struct
+ * tempo_waiting_projection)): the TTU of requests without a claim too, which the step gives
+ * no claim. Projects that step's snapshot again, with the costs and completed outputs as they
+ * stand now. Sets *count to the queue's length (0 before any step) and writes the entries
+ * when capacity allows, else returns -ENOSPC (call again with room for *count). -EINVAL a
+ * projection_size below 16 or above TEMPO_STRUCT_SIZE_MAX. */
+TEMPO_EXPORT int tempo_runtime_get_projection(struct tempo_runtime* rt,
+                                              struct tempo_waiting_projection* out,
+                                              size_t projection_size, size_t capacity,
+                                              size_t* count);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 ABI_MAJOR = 0
-ABI_MINOR = 6
+ABI_MINOR = 7
 
 
 class TempoObject(ctypes.Structure):
@@ -110,12 +110,15 @@ def _load() -> ctypes.CDLL:
             "tempokv: cannot load libtempo.so (set TEMPOKV_LIBRARY to its path): "
             + "; ".join(errors)
         )
-    _declare(lib)
+    # Checked before declaring the rest: an older library lacks some of its symbols.
+    lib.tempo_version.restype = ctypes.c_char_p
+    lib.tempo_version_check.argtypes = [ctypes.c_uint, ctypes.c_uint]
     if lib.tempo_version_check(ABI_MAJOR, ABI_MINOR) != 0:
         raise ImportError(
             f"tempokv: {path} is libtempo {lib.tempo_version().decode()}, "
             f"this package needs ABI {ABI_MAJOR}.{ABI_MINOR}"
         )
+    _declare(lib)
     return lib
 
 
@@ -145,9 +148,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         "tempo_claim_report": (c_int, [vp, P(TempoObject), c_size_t, c_int64, P(c_uint64)]),
         "tempo_claim_revise": (c_int, [vp, c_uint64, c_int64]),
         "tempo_claim_set_layers": (c_int, [vp, c_uint64, ctypes.c_uint32, c_int64]),
-        "tempo_order_update": (c_int, [vp, P(c_uint64), c_size_t]),
-        "tempo_claim_request_retrieval": (c_int, [vp, c_uint64, P(c_int)]),
-        "tempo_claim_wait_ready": (c_int, [vp, c_uint64, c_int64, P(c_int)]),
+        "tempo_ctx_set_order": (c_int, [vp, P(c_uint64), c_size_t]),
+        "tempo_claim_retrieve": (c_int, [vp, c_uint64, P(ctypes.c_uint32)]),
+        "tempo_claim_wait": (c_int, [vp, c_uint64, c_int64, P(ctypes.c_uint32)]),
         "tempo_claim_query": (c_int, [vp, c_uint64, P(TempoClaimInfo), c_size_t]),
         "tempo_claim_transfer_begin": (c_int, [vp, c_uint64]),
         "tempo_claim_extents": (c_int, [vp, c_uint64, P(TempoExtent), c_size_t, P(c_size_t)]),

@@ -7,7 +7,7 @@ import ctypes
 
 from ._native import lib
 
-ABI_MINOR = 6
+ABI_MINOR = 7
 
 
 class KeyNamespace(ctypes.Structure):
@@ -57,6 +57,14 @@ class Step(ctypes.Structure):
                 ("reserved", ctypes.c_uint64 * 2)]
 
 
+class WaitingProjection(ctypes.Structure):
+    _fields_ = [("ttu_ns", ctypes.c_int64), ("output_tokens", ctypes.c_uint32),
+                ("flags", ctypes.c_uint32)]
+
+
+PROJECTION_F_CLAIM = 1 << 0
+
+
 def _declare() -> None:
     c_int, c_uint32, c_uint64, c_size_t = ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_size_t
     vp = ctypes.c_void_p
@@ -79,6 +87,8 @@ def _declare() -> None:
         "tempo_runtime_step": (c_int, [vp, P(Step)]),
         "tempo_runtime_finished": (c_int, [vp, c_uint32]),
         "tempo_runtime_get_costs": (c_int, [vp, P(StepCosts), P(c_uint64)]),
+        "tempo_runtime_get_projection": (c_int, [vp, P(WaitingProjection), c_size_t, c_size_t,
+                                                 P(c_size_t)]),
         "tempo_claim_label": (c_int, [vp, c_uint64, ctypes.c_char_p]),
     }
     for name, (res, args) in protos.items():
@@ -89,5 +99,5 @@ def _declare() -> None:
 
 if lib.tempo_version_check(0, ABI_MINOR) != 0:
     raise ImportError(f"tempokv: libtempo {lib.tempo_version().decode()} lacks ABI 0.{ABI_MINOR} "
-                      "(the engines' key scheme, store and runtime side with output lengths)")
+                      "(the engines' key scheme, store and runtime side with its projection)")
 _declare()

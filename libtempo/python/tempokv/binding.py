@@ -325,23 +325,23 @@ class Context(OwnedHandle):
         """The waiting queue in scheduling order; None for a request without a claim."""
         ids = [0 if c is None else _check_claim(c) for c in claim_ids]
         arr = (ctypes.c_uint64 * len(ids))(*ids)
-        self._call("tempo_order_update", lib.tempo_order_update, arr, len(ids))
+        self._call("tempo_ctx_set_order", lib.tempo_ctx_set_order, arr, len(ids))
 
     def request_retrieval(self, claim_id: int) -> Retrieval:
         """Retrieval is due: READY, WAIT (staging) or ORDINARY."""
         cid = _check_claim(claim_id)
-        out = ctypes.c_int()
-        self._call(f"tempo_claim_request_retrieval(claim {cid})",
-                   lib.tempo_claim_request_retrieval, cid, ctypes.byref(out))
+        out = ctypes.c_uint32()
+        self._call(f"tempo_claim_retrieve(claim {cid})", lib.tempo_claim_retrieve, cid,
+                   ctypes.byref(out))
         return Retrieval(out.value)
 
     def wait_ready(self, claim_id: int, timeout_ns: int) -> Retrieval:
         """Waits until READY or ORDINARY; TempoError ETIMEDOUT after timeout_ns."""
         cid = _check_claim(claim_id)
         timeout_ns = _check_int("timeout_ns", timeout_ns, 0, _I64_MAX)
-        out = ctypes.c_int()
-        self._call(f"tempo_claim_wait_ready(claim {cid})", lib.tempo_claim_wait_ready, cid,
-                   timeout_ns, ctypes.byref(out))
+        out = ctypes.c_uint32()
+        self._call(f"tempo_claim_wait(claim {cid})", lib.tempo_claim_wait, cid, timeout_ns,
+                   ctypes.byref(out))
         return Retrieval(out.value)
 
     def query(self, claim_id: int) -> ClaimInfo:

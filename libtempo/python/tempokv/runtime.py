@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import array
 import ctypes
+import errno
 import itertools
 from dataclasses import dataclass, fields
 from typing import Iterable, Sequence
@@ -59,6 +60,15 @@ class WaitingSeq:
     cached_tokens: int = 0  # the matched prefix its claim retrieves
     claim: int | None = None
     retrieval_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A waiting entry of the last step as the runtime side projects it."""
+
+    ttu_ns: int  # until the timeline reaches it, from now
+    output_tokens: int  # its whole output as the completed outputs predict it
+    has_claim: bool
 
 
 @dataclass(frozen=True)
@@ -166,3 +176,19 @@ class Runtime(OwnedHandle):
         _raise(lib.tempo_runtime_get_costs(self._ptr(), ctypes.byref(c), ctypes.byref(n)),
                "tempo_runtime_get_costs")
         return StepCosts(*[getattr(c, f.name) for f in fields(StepCosts)]), n.value
+
+    def projection(self) -> list[Projection]:
+        """Every entry of the last successful step's waiting queue, in queue order, as the
+        runtime side projects it: requests without a claim get a TTU too."""
+        count = ctypes.c_size_t()
+        size = ctypes.sizeof(ne.WaitingProjection)
+        ret = lib.tempo_runtime_get_projection(self._ptr(), None, size, 0, ctypes.byref(count))
+        while ret == -errno.ENOSPC:
+            out = (ne.WaitingProjection * count.value)()
+            ret = lib.tempo_runtime_get_projection(self._ptr(), out, size, len(out),
+                                                   ctypes.byref(count))
+            if ret == 0:
+                return [Projection(p.ttu_ns, p.output_tokens, bool(p.flags & ne.PROJECTION_F_CLAIM))
+                        for p in out[:count.value]]
+        _raise(ret, "tempo_runtime_get_projection")
+        return []
