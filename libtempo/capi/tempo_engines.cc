@@ -140,6 +140,9 @@ struct tempo_runtime {
   std::vector<tempo_waiting_seq> waiting_in;
   // The bytes of each claim of the waiting queue, asked once per claim (they never change).
   std::unordered_map<tempo::ClaimId, uint64_t> claim_bytes;
+  // The waiting queue whose checks, order and claims the runtime side took last: the same
+  // queue again (most steps of an engine) needs none of it again.
+  std::vector<tempo_waiting_seq> taken_waiting;
   // The last step that succeeded, for tempo_runtime_get_projection; guarded by mu.
   std::vector<tempo::RunningRequest> last_running;
   std::vector<tempo_waiting_seq> last_waiting;
@@ -392,19 +395,24 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
       q.output_tokens = r.output_tokens;
       rt->running.push_back(q);
     }
-    rt->order.clear();
-    rt->seen.clear();
-    for (const tempo_waiting_seq& w : rt->waiting_in) {
-      if (w.cached_tokens > w.prompt_tokens) return -EINVAL;
-      rt->order.push_back(w.claim);
-      if (w.claim != TEMPO_NO_CLAIM) rt->seen.push_back(w.claim);
-    }
-    // A claim waits at one place in the queue: twice is the engine's mistake (each place
-    // would give it another TTU).
-    std::sort(rt->seen.begin(), rt->seen.end());
-    if (std::adjacent_find(rt->seen.begin(), rt->seen.end()) != rt->seen.end()) return -EINVAL;
     tempo::ClaimSurface& surface = *tempo_capi_surface(rt->ctx);
-    if (const int r = check_retrieval_bytes(*rt, surface); r != 0) return r;
+    const bool same_queue = rt->waiting_in.size() == rt->taken_waiting.size() &&
+                            std::memcmp(rt->waiting_in.data(), rt->taken_waiting.data(),
+                                        rt->waiting_in.size() * sizeof(tempo_waiting_seq)) == 0;
+    if (!same_queue) {
+      rt->order.clear();
+      rt->seen.clear();
+      for (const tempo_waiting_seq& w : rt->waiting_in) {
+        if (w.cached_tokens > w.prompt_tokens) return -EINVAL;
+        rt->order.push_back(w.claim);
+        if (w.claim != TEMPO_NO_CLAIM) rt->seen.push_back(w.claim);
+      }
+      // A claim waits at one place in the queue: twice is the engine's mistake (each place
+      // would give it another TTU).
+      std::sort(rt->seen.begin(), rt->seen.end());
+      if (std::adjacent_find(rt->seen.begin(), rt->seen.end()) != rt->seen.end()) return -EINVAL;
+      if (const int r = check_retrieval_bytes(*rt, surface); r != 0) return r;
+    }
     // The step's time against what the costs predicted widens the TTU spread; then learn
     // from it before projecting, so this step's TTUs use it.
     if (step->duration_ns > 0) {
@@ -413,20 +421,24 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
         if (const int r = rt->costs->observe(work, step->duration_ns); r != 0) return r;
       }
     }
-    // The order first: it proves every claim known (-ENOENT changes nothing).
+    // The order first: it proves every claim known (-ENOENT changes nothing). Given every
+    // step, the same one too: another caller may have ordered the context meanwhile.
     const std::span<const tempo::ClaimId> order(rt->order);
     if (const int r = surface.update_orders({&order, 1}); r != 0) return r;
-    // Claims no longer waiting (admitted, cancelled) leave the runtime side.
-    std::vector<tempo::ClaimId> gone;
-    std::set_difference(rt->waiting_claims.begin(), rt->waiting_claims.end(), rt->seen.begin(),
-                        rt->seen.end(), std::back_inserter(gone));
-    for (const tempo::ClaimId id : gone) rt->side->forget(id);
-    for (const tempo::ClaimId id : rt->seen) rt->side->adopt(id, id);
-    rt->waiting_claims.swap(rt->seen);
-    // Claims a refused step asked about and that never waited stay cached no longer.
-    std::erase_if(rt->claim_bytes, [&](const auto& kv) {
-      return !std::binary_search(rt->waiting_claims.begin(), rt->waiting_claims.end(), kv.first);
-    });
+    if (!same_queue) {
+      // Claims no longer waiting (admitted, cancelled) leave the runtime side.
+      std::vector<tempo::ClaimId> gone;
+      std::set_difference(rt->waiting_claims.begin(), rt->waiting_claims.end(), rt->seen.begin(),
+                          rt->seen.end(), std::back_inserter(gone));
+      for (const tempo::ClaimId id : gone) rt->side->forget(id);
+      for (const tempo::ClaimId id : rt->seen) rt->side->adopt(id, id);
+      rt->waiting_claims.swap(rt->seen);
+      // Claims a refused step asked about and that never waited stay cached no longer.
+      std::erase_if(rt->claim_bytes, [&](const auto& kv) {
+        return !std::binary_search(rt->waiting_claims.begin(), rt->waiting_claims.end(), kv.first);
+      });
+      rt->taken_waiting = rt->waiting_in;
+    }
     tempo::TimeNs now = 0;
     if (const int r = surface.now(&now); r != 0) return r;
     PublishedOrder published;

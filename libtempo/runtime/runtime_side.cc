@@ -22,7 +22,9 @@ void RuntimeSide::add_hit(uint64_t key, std::vector<Manifest> manifests, HitClai
 
 void RuntimeSide::adopt(uint64_t key, ClaimId claim) {
   Tracked& t = tracked_[key];
-  if (t.claims.empty()) t.claims.push_back(claim);
+  if (!t.claims.empty()) return;
+  t.claims.push_back(claim);
+  ungiven_.push_back(key);
 }
 
 void RuntimeSide::forget(uint64_t key) { tracked_.erase(key); }
@@ -86,6 +88,13 @@ int RuntimeSide::step(TimeNs now, std::span<const RunningRequest> running,
       if (!claims(e.key).empty()) break;  // reported on arrival: the ones before it were too
       r = give(e.key, bound, spread, true, listener);
     }
+    // Adopted claims behind the projection that were never given a TTU: the bound, once;
+    // the due queue revises them from then on.
+    for (const uint64_t key : ungiven_) {
+      const auto it = tracked_.find(key);
+      if (r == 0 && it != tracked_.end() && !it->second.ever_given)
+        r = give(key, bound, spread, true, listener);
+    }
     while (r == 0 && !due_.empty() && due_.top().at <= now_) {
       const Due d = due_.top();
       due_.pop();
@@ -94,6 +103,7 @@ int RuntimeSide::step(TimeNs now, std::span<const RunningRequest> running,
         r = give(d.key, bound, spread, true, listener);
     }
   }
+  if (r == 0) ungiven_.clear();  // given above, or in the projection
   waiting_.clear();
   keys_.clear();
   if (const int f = flush_revisions(); r == 0) r = f;
@@ -121,6 +131,7 @@ int RuntimeSide::give(uint64_t key, TimeNs ttu, const TtuQuantiles& spread, bool
   }
   t.given = std::min(ttu, spread.at.front());
   t.given_at = now_;
+  t.ever_given = true;
   if (beyond && config_.horizon != kNever)
     due_.push({t.given_at + t.given - half, key, t.given_at});
   return 0;

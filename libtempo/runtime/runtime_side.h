@@ -120,6 +120,7 @@ class RuntimeSide {
     std::vector<ClaimId> claims;  // once reported
     TimeNs given = 0;             // the earliest TTU last given (its spread's lowest) ...
     TimeNs given_at = 0;          // ... and when
+    bool ever_given = false;      // a TTU from the runtime side (an adopted claim: not yet)
   };
   // A claim past the horizon, to revise at `at` (if it was given nothing since given_at).
   struct Due {
@@ -145,6 +146,7 @@ class RuntimeSide {
   StepCostSpread step_spread_;
   std::unordered_map<uint64_t, Tracked> tracked_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+  std::vector<uint64_t> ungiven_;  // adopted since the last step: given nothing yet
   size_t window_ = kMinWindow;
   TimeNs now_ = 0;         // the step's
   bool reported_ = false;  // this step reported a claim: the order changed

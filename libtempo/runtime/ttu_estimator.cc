@@ -20,7 +20,8 @@ struct Seq {
   bool reached = false;  // step 2 has reached it (its TTU is taken)
   int64_t out_index = -1;
   TimeNs ready_at = 0;
-  uint64_t retrieval_bytes = 0;
+  TimeNs retrieval = 0;  // its retrieval's time
+  TimeNs prefill = 0;    // its prefill's time, unscaled
   uint64_t prefill_tokens = 0;
   uint64_t prefill_context = 0;
   uint64_t steps_after_prefill = 0;
@@ -46,27 +47,23 @@ int validate(const SchedulerSnapshot& s) {
   return 0;
 }
 
-// A cost model with its prefill and decode steps `factor` times as long.
-class ScaledCosts final : public StepCosts {
- public:
-  ScaledCosts(const StepCosts& inner, double factor) : inner_(inner), factor_(factor) {}
-  TimeNs prefill_time(uint64_t new_tokens, uint64_t context_tokens) const override {
-    return scale(inner_.prefill_time(new_tokens, context_tokens));
-  }
-  TimeNs decode_step_time(uint64_t batch, uint64_t total_context_tokens) const override {
-    return scale(inner_.decode_step_time(batch, total_context_tokens));
-  }
-  TimeNs decode_steps_time(uint64_t batch, uint64_t total_context_tokens,
-                           uint64_t steps) const override {
-    return scale(inner_.decode_steps_time(batch, total_context_tokens, steps));
-  }
-  TimeNs retrieval_time(uint64_t bytes) const override { return inner_.retrieval_time(bytes); }
-
- private:
-  TimeNs scale(TimeNs t) const { return round_ns(static_cast<double>(t) * factor_); }
-  const StepCosts& inner_;
-  double factor_;
+// What a waiting request's retrieval and prefill take (the prefill unscaled): the same in
+// every projection of a snapshot, so taken once.
+struct Admission {
+  TimeNs retrieval = 0;
+  TimeNs prefill = 0;
 };
+
+std::vector<Admission> admissions(const SchedulerSnapshot& snapshot, const StepCosts& costs,
+                                  size_t last_claim) {
+  std::vector<Admission> a(snapshot.waiting.empty() ? 0 : last_claim + 1);
+  for (size_t q = 0; q < a.size(); ++q) {
+    const WaitingRequest& w = snapshot.waiting[q];
+    a[q] = {costs.retrieval_time(w.retrieval_bytes),
+            costs.prefill_time(w.uncached_prompt_tokens, w.cached_prompt_tokens)};
+  }
+  return a;
+}
 
 // The step-cost factor at probability `level`: linear between the spread's levels, the
 // outermost beyond them.
@@ -89,13 +86,19 @@ size_t list_claims(const SchedulerSnapshot& snapshot, std::vector<ClaimTtu>* out
   return last_claim;
 }
 
-// One projection of the timeline; `remaining(generated)` is the output a request that has
-// generated `generated` tokens still produces, unless the snapshot gives its output length. Writes
+// One projection of the timeline, its prefill and decode steps `factor` times as long (the
+// retrievals not); `remaining(generated)` is the output a request that has generated
+// `generated` tokens still produces, unless the snapshot gives its output length; `admitted`
+// the queue's admissions(). Writes
 // the TTU of claim j to ttus[j]. Returns the first claim past the horizon (ttus->size() if none):
 // it and those behind it get the time the projection stopped.
 template <typename Remaining>
-size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remaining remaining,
-               size_t last_claim, std::vector<TimeNs>* ttus, std::vector<Seq>* scratch) {
+size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, double factor,
+               std::span<const Admission> admitted, Remaining remaining, size_t last_claim,
+               std::vector<TimeNs>* ttus, std::vector<Seq>* scratch) {
+  auto scaled = [factor](TimeNs t) {
+    return factor == 1.0 ? t : round_ns(static_cast<double>(t) * factor);
+  };
   const auto& waiting = snapshot.waiting;
   // Decode steps of a request not started yet (its prefill produces the first token).
   auto new_steps = [&] {
@@ -120,7 +123,8 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
       s.pending = true;
       s.reached = true;
       s.ready_at = r.ready_in;
-      s.retrieval_bytes = r.retrieval_bytes_remaining;
+      s.retrieval = costs.retrieval_time(r.retrieval_bytes_remaining);
+      s.prefill = costs.prefill_time(r.prompt_tokens_remaining, r.prompt_tokens_done);
       s.prefill_tokens = r.prompt_tokens_remaining;
       s.prefill_context = r.prompt_tokens_done;
       s.steps_after_prefill = r.output_tokens ? known_steps(r.output_tokens, 1) : new_steps();
@@ -140,12 +144,14 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
   for (;;) {
     // 1. Admission in queue order into free slots.
     while (active.size() < snapshot.max_active && next <= last_claim) {
+      const Admission& a = admitted[next];
       const WaitingRequest& w = waiting[next++];
       Seq s;
       s.pending = true;
       s.out_index = w.claim ? next_out++ : -1;
       s.ready_at = w.ready_in;
-      s.retrieval_bytes = w.retrieval_bytes;
+      s.retrieval = a.retrieval;
+      s.prefill = a.prefill;
       s.prefill_tokens = w.uncached_prompt_tokens;
       s.prefill_context = w.cached_prompt_tokens;
       s.steps_after_prefill = w.output_tokens ? known_steps(w.output_tokens, 1) : new_steps();
@@ -167,8 +173,8 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
         }
       }
       if (s.ready_at > t) continue;
-      t += costs.retrieval_time(s.retrieval_bytes);
-      t += costs.prefill_time(s.prefill_tokens, s.prefill_context);
+      t += s.retrieval;
+      t += scaled(s.prefill);
       s.pending = false;
       s.context = s.prefill_context + s.prefill_tokens;
       s.remaining = s.steps_after_prefill;
@@ -196,7 +202,7 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, Remain
       continue;
     }
     if (earliest_ready != kNever) steps = 1;
-    t += costs.decode_steps_time(batch, context, steps);
+    t += scaled(costs.decode_steps_time(batch, context, steps));
     ended = false;
     for (Seq& s : active) {
       if (s.pending) continue;
@@ -220,9 +226,10 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
   const uint32_t limit = snapshot.generation_limit;
   std::vector<TimeNs> ttus(out->size());
   std::vector<Seq> active;
+  const std::vector<Admission> admitted = admissions(snapshot, costs, last_claim);
   const uint64_t fresh = history.predict_remaining(0, limit);
   const size_t beyond = project(
-      snapshot, costs,
+      snapshot, costs, 1.0, admitted,
       [&](uint32_t generated) {
         return generated == 0 ? fresh : uint64_t{history.predict_remaining(generated, limit)};
       },
@@ -300,15 +307,16 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
   size_t reached = out->size();  // claims [0, reached) are within the horizon in every sample
   std::vector<TimeNs> ttus(out->size());
   std::vector<Seq> active;
+  const std::vector<Admission> admitted = admissions(snapshot, costs, last_claim);
   // Claim j's TTU in sample k at j * kTtuSamples + k.
   std::vector<TimeNs> samples(out->size() * kTtuSamples);
   for (size_t k = 0; k < kTtuSamples; ++k) {
     const double level = (static_cast<double>(k) + 0.5) / static_cast<double>(kTtuSamples);
-    const ScaledCosts scaled(costs, factor_at(factors, level));
     size_t drawn = 0;
     const size_t beyond = project(
-        sampled, scaled, [&](uint32_t generated) { return draw(drawn++, k, generated); },
-        last_claim, &ttus, &active);
+        sampled, costs, factor_at(factors, level), admitted,
+        [&](uint32_t generated) { return draw(drawn++, k, generated); }, last_claim, &ttus,
+        &active);
     if (!own_horizon) reached = std::min(reached, beyond);
     for (size_t j = 0; j < (own_horizon ? out->size() : reached); ++j) {
       samples[j * kTtuSamples + k] = ttus[j];

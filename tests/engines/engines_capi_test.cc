@@ -374,6 +374,56 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   tempo_runtime_free(rt);
 }
 
+// The runtime side's 20 s horizon (Documentation/ttu-estimator.md), as tempo-replay runs it:
+// claims the projection reaches within it get their own TTU; the ones behind the first claim
+// past it share that claim's TTU, a lower bound of their own, rather than a projection each
+// step of a queue they are far back in.
+TEST(EnginesCApi, ClaimsPastTheHorizonHoldABoundOfTheirTtu) {
+  Ctx c({{"fast_tier_bytes", "100MB"}, {"budget_bytes", "50MB"}, {"policy", "tempo"}});
+  constexpr size_t kQueue = 200;
+  std::vector<tempo_object> objs(kQueue);
+  for (uint64_t i = 0; i < kQueue; ++i) objs[i] = {i + 1, 1000};
+  ASSERT_EQ(tempo_sim_add_objects(c.ctx, objs.data(), objs.size()), 0);
+  std::vector<tempo_waiting_seq> waiting(kQueue);
+  for (size_t i = 0; i < kQueue; ++i) {
+    tempo_claim_id id = 0;
+    ASSERT_EQ(tempo_claim_report(c.ctx, &objs[i], 1, TEMPO_TTU_UNKNOWN, &id), 0);
+    waiting[i] = {3256, 256, id, 0};
+  }
+  tempo_runtime* rt = nullptr;
+  const tempo_runtime_config cfg = runtime_config(1, 0);
+  ASSERT_EQ(tempo_runtime_new(c.ctx, &cfg, &rt), 0);
+  tempo_step step{};
+  step.waiting = waiting.data();
+  step.waiting_count = waiting.size();
+  ASSERT_EQ(tempo_runtime_step(rt, &step), 0);
+  // The whole queue's projection, for comparison: about 0.5 s a request on one slot.
+  std::vector<tempo_waiting_projection> whole(kQueue);
+  size_t count = 0;
+  ASSERT_EQ(tempo_runtime_get_projection(rt, whole.data(), sizeof whole[0], whole.size(), &count),
+            0);
+  ASSERT_GT(whole.back().ttu_ns, 60'000'000'000);
+  size_t own = 0;  // claims with their own TTU
+  int64_t bound = 0;
+  for (size_t i = 0; i < kQueue; ++i) {
+    tempo_claim_info info{};
+    ASSERT_EQ(tempo_claim_query(c.ctx, waiting[i].claim, &info, sizeof info), 0);
+    if (whole[i].ttu_ns <= 20'000'000'000) {
+      EXPECT_EQ(info.ttu_ns, whole[i].ttu_ns) << i;
+      ++own;
+    } else if (bound == 0) {
+      EXPECT_EQ(info.ttu_ns, whole[i].ttu_ns) << i;  // the first past it: its own, the bound
+      bound = info.ttu_ns;
+    } else {
+      EXPECT_EQ(info.ttu_ns, bound) << i;
+      EXPECT_LT(info.ttu_ns, whole[i].ttu_ns) << i;
+    }
+  }
+  EXPECT_GT(own, 10u);
+  EXPECT_LT(own, kQueue / 2);
+  tempo_runtime_free(rt);
+}
+
 // The straddling step (tests/common/straddling_step.h): the point TTU is about 170 ms; eight
 // 10 MiB objects at 1 GiB/s stage in about 80 ms, inside the spread of 16-330 ms.
 // Returns whether the runtime call's revision committed the claim.
