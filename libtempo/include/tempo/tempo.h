@@ -457,8 +457,10 @@ TEMPO_EXPORT int tempo_runtime_new(struct tempo_ctx* ctx, const struct tempo_run
                                    struct tempo_runtime** out);
 /* Frees a runtime side (NULL is ignored) and drops its context reference; its claims stay. */
 TEMPO_EXPORT void tempo_runtime_free(struct tempo_runtime* rt);
-/* The per-step call: learns from the step's duration (when learning), projects the timeline,
- * revises every waiting claim's TTU and updates the waiting order, in one call. -EINVAL an
+/* The per-step call: learns from the step's duration (when learning), projects the timeline
+ * 20 s out, revises the waiting claims' TTUs (a claim past those 20 s holds a lower bound until
+ * it has decayed to 10 s: Documentation/ttu-estimator.md) and updates the waiting order, in
+ * one call. -EINVAL an
  * unprojectable snapshot (more running than max_active, output before the prompt is done,
  * a negative busy_ns) or a claim at two places of the queue, -ENOENT a claim the context
  * does not know (nothing changes then for either), -EOVERFLOW a TTU past the clock's range
