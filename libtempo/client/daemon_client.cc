@@ -208,7 +208,6 @@ int DaemonClient::call(void* req, size_t len, std::vector<std::byte>* reply, int
     cv_.notify_all();
     return -ECONNRESET;
   }
-  std::vector<std::byte> buf;
   while (true) {
     if (auto it = replies_.find(seq); it != replies_.end()) {
       Reply r = std::move(it->second);
@@ -224,9 +223,9 @@ int DaemonClient::call(void* req, size_t len, std::vector<std::byte>* reply, int
     }
     reading_ = true;
     lock.unlock();
-    buf.resize(TEMPOD_MAX_MESSAGE);
+    rx_.resize(TEMPOD_MAX_MESSAGE);
     int fd = -1;
-    const ssize_t n = recv_message(sock, buf.data(), buf.size(), &fd, 0);
+    const ssize_t n = recv_message(sock, rx_.data(), rx_.size(), &fd, 0);
     if (fd >= 0) close(fd);
     lock.lock();
     reading_ = false;
@@ -235,10 +234,8 @@ int DaemonClient::call(void* req, size_t len, std::vector<std::byte>* reply, int
       cv_.notify_all();
       return -ECONNRESET;
     }
-    buf.resize(static_cast<size_t>(n));
-    const uint64_t got = reinterpret_cast<const tempod_hdr*>(buf.data())->seq;
-    replies_[got] = Reply{std::move(buf)};
-    buf = {};
+    const uint64_t got = reinterpret_cast<const tempod_hdr*>(rx_.data())->seq;
+    replies_[got] = Reply{std::vector<std::byte>(rx_.begin(), rx_.begin() + n)};
     cv_.notify_all();
   }
 }

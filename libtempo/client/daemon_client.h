@@ -149,7 +149,10 @@ class DaemonClient {
   int sock_ = -1;            // guarded by mu_ (and send_mu_ for changes)
   uint64_t connection_ = 0;  // guarded by mu_ (and send_mu_ for changes): bumped per connect
   bool reading_ = false;     // guarded by mu_: one caller reads the socket for everyone
-  uint64_t next_seq_ = 1;    // guarded by mu_
+  // What the reading caller receives into (it alone, while reading_): one message's room,
+  // allocated once rather than a zeroed 64 KiB per reply.
+  std::vector<std::byte> rx_;
+  uint64_t next_seq_ = 1;                 // guarded by mu_
   std::map<uint64_t, Reply> replies_;     // guarded by mu_: arrived, not yet taken
   const std::byte* fast_tier_ = nullptr;  // guarded by mu_: the current mapping
   uint64_t fast_tier_bytes_ = 0;          // guarded by mu_: its size

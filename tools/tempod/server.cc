@@ -338,16 +338,16 @@ void Server::expire_hellos() {
 }
 
 void Server::on_readable(Conn& c) {
-  std::vector<std::byte> buf(TEMPOD_MAX_MESSAGE);
+  rx_.resize(TEMPOD_MAX_MESSAGE);
   for (int i = 0; i < kBurst && reads(c); ++i) {
     int fd = -1;
-    const ssize_t n = recv_message(c.fd, buf.data(), buf.size(), &fd, MSG_DONTWAIT);
+    const ssize_t n = recv_message(c.fd, rx_.data(), rx_.size(), &fd, MSG_DONTWAIT);
     if (n == -EAGAIN) return;
     if (n <= 0) {
       close_conn(c);
       return;
     }
-    handle(c, buf.data(), static_cast<size_t>(n), fd);
+    handle(c, rx_.data(), static_cast<size_t>(n), fd);
     if (c.broken) {
       close_conn(c);
       return;

@@ -205,6 +205,7 @@ class Server final : private StackObserver {
   int timer_fd_ = -1;
   // Loop thread only:
   std::map<uint32_t, std::unique_ptr<Conn>> conns_;  // by id
+  std::vector<std::byte> rx_;  // what on_readable receives into, one message's room, kept
   uint32_t next_conn_ = 1;
   std::map<std::string, std::shared_ptr<Engine>> engines_;  // with a connection, by name
   uint32_t next_group_ = 1;
