@@ -6,6 +6,7 @@
 //      call per operation (the C ABI) and batched (BATCH messages of kBatch reports, then
 //      kBatch cancels, on the protocol directly);
 //   3. a client reading a claim's mapped extents vs memcpy between private buffers.
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -63,44 +64,71 @@ Percentiles percentiles(std::vector<double> v) {
   return {v[v.size() / 2], v[v.size() * 99 / 100]};
 }
 
-// Report round trips (each claim cancelled after, untimed).
-Percentiles report_latency(tempo_ctx* c, int n) {
+// Process `pid` (0: this one) on CPU `cpu` only, or on every CPU for -1.
+void pin(pid_t pid, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int n = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  for (int i = 0; i < n; ++i)
+    if (cpu < 0 || i == cpu) CPU_SET(i, &set);
+  if (sched_setaffinity(pid, sizeof(set), &set) != 0) die("sched_setaffinity", -errno);
+}
+
+// Every thread of process `pid` on CPU `cpu` (-1: every CPU): tempod's loop thread runs
+// where the transport's echo ran.
+void pin_all_threads(pid_t pid, int cpu) {
+  for (const auto& t :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
+    pin(static_cast<pid_t>(std::stol(t.path().filename().string())), cpu);
+}
+
+// Report round trips (each claim cancelled after, untimed), appended to *t.
+void report_latency(tempo_ctx* c, int n, std::vector<double>* t) {
   const tempo_object objs[] = {{1, 1 << 20}};
-  std::vector<double> t(n);
   for (int i = 0; i < n; ++i) {
     tempo_claim_id id = 0;
     const auto t0 = Clock::now();
     if (const int r = tempo_claim_report(c, objs, 1, 3'600'000'000'000, &id); r != 0)
       die("report", r);
-    t[i] = ns_since(t0);
+    t->push_back(ns_since(t0));
     tempo_claim_cancel(c, id);
   }
-  return percentiles(t);
 }
 
 // Round trips of a 40-byte packet between two processes over SOCK_SEQPACKET.
-Percentiles seqpacket_pingpong(int n) {
-  int sv[2];
-  socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
-  char buf[64] = {};
-  const pid_t echo = fork();
-  if (echo == 0) {
-    close(sv[0]);
-    while (recv(sv[1], buf, sizeof(buf), 0) > 0) send(sv[1], buf, 40, 0);
-    _exit(0);
+// A SOCK_SEQPACKET echo in a child process on CPU `cpu`: the transport alone.
+struct Echo {
+  explicit Echo(int cpu) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0) die("socketpair", -errno);
+    pid = fork();
+    if (pid == 0) {
+      close(sv[0]);
+      pin(0, cpu);
+      char buf[64];
+      while (recv(sv[1], buf, sizeof(buf), 0) > 0) send(sv[1], buf, 40, 0);
+      _exit(0);
+    }
+    close(sv[1]);
+    fd = sv[0];
   }
-  close(sv[1]);
-  std::vector<double> t(n);
-  for (int i = 0; i < n; ++i) {
-    const auto t0 = Clock::now();
-    send(sv[0], buf, 40, 0);
-    recv(sv[0], buf, sizeof(buf), 0);
-    t[i] = ns_since(t0);
+  ~Echo() {
+    close(fd);
+    waitpid(pid, nullptr, 0);
   }
-  close(sv[0]);
-  waitpid(echo, nullptr, 0);
-  return percentiles(t);
-}
+  // n ping-pongs, appended to *t.
+  void rounds(int n, std::vector<double>* t) const {
+    char buf[64] = {};
+    for (int i = 0; i < n; ++i) {
+      const auto t0 = Clock::now();
+      send(fd, buf, 40, 0);
+      recv(fd, buf, sizeof(buf), 0);
+      t->push_back(ns_since(t0));
+    }
+  }
+  pid_t pid = -1;
+  int fd = -1;
+};
 
 // Aggregate operations per second of `clients` processes running `work(k)` for `seconds`:
 // each child's `work` runs operations until the time is up and returns how many (< 0 on a
@@ -284,17 +312,40 @@ int main() {
                             {"budget_bytes", "128MiB"},
                             {"uring.store_path", dir + "/store-in-process"}});
 
-  constexpr int kRounds = 20000;
-  report_latency(c, 1000);  // warm up both
-  report_latency(in, 1000);
-  const Percentiles d = report_latency(c, kRounds);
-  const Percentiles p = report_latency(in, kRounds);
-  const Percentiles floor = seqpacket_pingpong(kRounds);
-  std::printf("report round trip (ns)      p50      p99\n");
-  std::printf("  through tempod      %9.0f %8.0f\n", d.p50, d.p99);
-  std::printf("  in-process          %9.0f %8.0f\n", p.p50, p.p99);
-  std::printf("  seqpacket ping-pong %9.0f %8.0f  (transport floor)\n", floor.p50, floor.p99);
-  std::printf("  tempod / floor      %9.2f %8.2f\n", d.p50 / floor.p50, d.p99 / floor.p99);
+  // The round trip beside the transport's, in alternating rounds with the same placement:
+  // the client on CPU 0, the server side (tempod, or the echo) on CPU 1 (a wakeup crosses
+  // CPUs), then both on CPU 0. Unpinned, where the scheduler put the two processes moved
+  // either by 6x from run to run.
+  constexpr int kRounds = 10, kPerRound = 2000;
+  std::vector<double> warm;
+  report_latency(c, 1000, &warm);
+  report_latency(in, 1000, &warm);
+  const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf("report round trip (ns)                 p50      p99\n");
+  for (const int server_cpu : {1, 0}) {
+    if (server_cpu >= cpus) continue;
+    pin(0, 0);
+    pin_all_threads(daemon, server_cpu);
+    const Echo echo(server_cpu);
+    std::vector<double> d, floor;
+    for (int r = 0; r < kRounds; ++r) {
+      report_latency(c, kPerRound, &d);
+      echo.rounds(kPerRound, &floor);
+    }
+    const Percentiles pd = percentiles(d), pf = percentiles(floor);
+    const char* where = server_cpu == 0 ? "one CPU" : "two CPUs";
+    std::printf("  through tempod, %-8s         %9.0f %8.0f\n", where, pd.p50, pd.p99);
+    std::printf("  seqpacket ping-pong, %-8s    %9.0f %8.0f  (transport floor)\n", where, pf.p50,
+                pf.p99);
+    std::printf("  tempod / floor, %-8s         %9.2f %8.2f\n", where, pd.p50 / pf.p50,
+                pd.p99 / pf.p99);
+  }
+  pin(0, -1);
+  pin_all_threads(daemon, -1);
+  std::vector<double> p;
+  report_latency(in, kRounds * kPerRound, &p);
+  const Percentiles pp = percentiles(p);
+  std::printf("  in-process (the driver's thread hop)  %9.0f %8.0f\n", pp.p50, pp.p99);
 
   std::printf("claim ops/s (report + cancel)   one per call   batched by %u\n", kBatch);
   std::printf("  in-process, 1 thread %12.0f  (the stack's own rate, no socket)\n",
