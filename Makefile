@@ -54,9 +54,9 @@ test: format-check test-normal test-asan test-tsan test-cluster test-fuzz
 # it does not depend on the fast tier here). Objects 1/RUN_BYTE_SCALE of the model's; the
 # emulated GPU, its link, the arrivals and the timers RUN_SPEEDUP times as fast, results in
 # the model's time (Documentation/reproduction.md, "The main job").
-RUN_REQUESTS   ?= 100
+RUN_REQUESTS   ?= 80
 RUN_RATE       ?= 1.0
-RUN_BYTE_SCALE ?= 256
+RUN_BYTE_SCALE ?= 64
 RUN_SPEEDUP    ?= 8
 run: build
 	@$(BUILD)/tools/tempo-replay/tempo-replay -e fig5 --device uring --store $(BUILD)/replay-store \
