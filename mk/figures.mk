@@ -1,8 +1,9 @@
 # The paper's figures reproduced with tempo-replay on the sim device
 # (Documentation/reproduction.md). `make figures` runs every experiment into
 # $(FIGURES_DIR) and draws its PNG beside the CSVs; `make run-figures` draws compare.png
-# for the comparison `make run` wrote into $(BUILD)/run. FIGURE_ARGS adds tempo-replay
-# options to every experiment (e.g. FIGURE_ARGS="--seed 2").
+# for the comparison `make run-sim` wrote into $(BUILD)/run. FIGURE_ARGS adds tempo-replay
+# options to every experiment (e.g. FIGURE_ARGS="--seed 2"). `make run` draws its own
+# sweep.png (scripts/figures/sweep.py).
 FIGURES_DIR        ?= $(BUILD)/figures
 FIGURE_ARGS        ?=
 FIGURE_EXPERIMENTS := compare fig1 fig2 fig4 fig5 fig6 interference

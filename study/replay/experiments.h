@@ -40,6 +40,11 @@ struct ReplaySetup {
   std::string store_dir = "tempo-replay-store";
   std::string tempod;  // daemon: the tempod binary ("": the one beside tempo-replay)
   uint64_t byte_scale = 16;
+  // uring: the emulated GPU, its link, the arrivals and the stack's timers run this many
+  // times as fast as the model's, so a run of hundreds of requests lasts seconds; the real
+  // reads do not, so the device's rate in the model's time is byte_scale / speedup times the
+  // disk's. Results are reported in the model's time.
+  double speedup = 1;
   double uring_calibration_bps = 2.0 * (1ull << 30);  // this disk's O_DIRECT rate, roughly
   std::string out_dir = "tempo-replay-out";
   bool progress = false;  // a progress bar on stderr

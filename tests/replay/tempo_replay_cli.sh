@@ -32,6 +32,8 @@ refuse "invalid byte count '0'" --cluster-rate 0
 refuse "invalid --cluster-latency 'soon'" --cluster-latency soon
 refuse "--hosts and the cluster tier apply to the sim device only" --hosts 2 -d uring
 refuse "--hosts and the cluster tier apply to the sim device only" --cluster -d uring
+refuse "--speedup applies to the uring device only" --speedup 8
+refuse "--speedup: '0.5' is out of range" --speedup 0.5 -d uring
 # Values that once aborted (bad_alloc), ran for hours of ticks, or ran with overflowed times.
 refuse "invalid value '4097' for 'staging_slots': accepted an integer from 1 to 4096" --slots 4097
 refuse "--documents: '100001' is out of range [1, 100000]" --documents 100001

@@ -101,8 +101,10 @@ TEST_F(UringReplay, EachRunStartsFromAnEmptyFastTier) {
 // the model's time on both devices, protected under demand) dominate the protected time,
 // so the two devices' C agree within what real I/O adds, where C at 1/16 scale would be
 // about 6% of the sim's.
-TEST(UringReplayUnits, CAndBytesAreInTheModelsBytesOnEveryDevice) {
-  const auto dir = std::filesystem::path(TEMPO_TEST_SCRATCH) / "uring-units";
+// Three trace requests 100 ms apart sharing a 4-block prefix (Llama's 2 MiB blocks of 16
+// tokens), demand only, over a 0.1 GiB/s device link, on the sim device; `dir` is made
+// empty for the trace and a store.
+ReplaySetup units_setup(const std::filesystem::path& dir) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   {
@@ -122,11 +124,17 @@ TEST(UringReplayUnits, CAndBytesAreInTheModelsBytesOnEveryDevice) {
   s.device_link_bps = 0.1 * double(1ull << 30);
   s.stack.device.capacity_bytes = 1ull << 30;  // a 64 MiB arena on the uring device
   s.stack.provider.budget_bytes = 512ull << 20;
+  s.store_dir = (dir / "store").string();
+  return s;
+}
+
+TEST(UringReplayUnits, CAndBytesAreInTheModelsBytesOnEveryDevice) {
+  const auto dir = std::filesystem::path(TEMPO_TEST_SCRATCH) / "uring-units";
+  ReplaySetup s = units_setup(dir);
   std::vector<ExperimentRow> sim, uring;
   std::string error;
   ASSERT_EQ(run_comparison(s, &sim, &error), 0) << error;
   s.device = "uring";
-  s.store_dir = (dir / "store").string();
   s.byte_scale = 16;
   ASSERT_EQ(run_comparison(s, &uring, &error), 0) << error;
   ASSERT_EQ(sim.size(), 1u);
@@ -137,6 +145,45 @@ TEST(UringReplayUnits, CAndBytesAreInTheModelsBytesOnEveryDevice) {
   EXPECT_EQ(b.copied_bytes, 2u * 4u * (128u << 10));  // what the machine really copied
   EXPECT_GT(a.summary.c_gib_s_per_req, 0);
   EXPECT_GE(b.summary.c_gib_s_per_req, 0.5 * a.summary.c_gib_s_per_req);
+  std::filesystem::remove_all(dir);
+}
+
+// --speedup 8 runs the model's time 8 times as fast and reports the model's: the arrivals
+// come back as the trace's (to the rounding of a division), and the TTFT of each request
+// that hits the prefix (the first computes it) is at least its retrieval over the 0.1 GiB/s
+// link (8 MiB: 78 ms of the model's time, 10 ms of the run's), which only a result left in
+// the run's time would undercut.
+TEST(UringReplayUnits, SpeedupReportsTheModelsTime) {
+  const auto dir = std::filesystem::path(TEMPO_TEST_SCRATCH) / "uring-speedup";
+  ReplaySetup s = units_setup(dir);
+  s.device = "uring";
+  s.speedup = 8;
+  std::vector<ExperimentRow> rows;
+  std::string error;
+  ASSERT_EQ(run_comparison(s, &rows, &error), 0) << error;
+  ASSERT_EQ(rows.size(), 1u);
+  const RunResult& r = rows[0].result;
+  ASSERT_EQ(r.requests.size(), 3u);
+  const TimeNs retrieval = sec_to_ns(double(4u * (2u << 20)) / s.device_link_bps);
+  for (size_t i = 0; i < r.requests.size(); ++i) {
+    const RequestTiming& t = r.requests[i].timing;
+    EXPECT_NEAR(double(t.arrival), double(i) * 100 * double(kNsPerMs), 8) << i;
+    if (i > 0) {
+      EXPECT_GE(t.first_token - t.arrival, retrieval) << i;
+    }
+  }
+  EXPECT_GE(r.end_time, 200 * kNsPerMs + retrieval);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UringReplayUnits, SpeedupIsRefusedOffTheUringDevice) {
+  const auto dir = std::filesystem::path(TEMPO_TEST_SCRATCH) / "uring-speedup-sim";
+  ReplaySetup s = units_setup(dir);
+  s.speedup = 8;
+  std::vector<ExperimentRow> rows;
+  std::string error;
+  EXPECT_EQ(run_comparison(s, &rows, &error), -EINVAL);
+  EXPECT_NE(error.find("on the uring device only"), std::string::npos) << error;
   std::filesystem::remove_all(dir);
 }
 

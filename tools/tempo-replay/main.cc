@@ -38,6 +38,7 @@ enum : int {
   kSeed,
   kStore,
   kScale,
+  kSpeedup,
   kHorizon,
   kTimeScale,
   kSkipN,
@@ -150,6 +151,11 @@ const tempo::cli::Option kOptions[] = {
      "uring, daemon: objects, fast tier and budget are 1/N of the model's\n"
      "(default 16)",
      kScale},
+    {"speedup", 0, "k",
+     "uring: the emulated GPU, its link, the arrivals and the stack's timers\n"
+     "K times as fast (the real reads are not); results in the model's time\n"
+     "(default 1)",
+     kSpeedup},
     {"tempod", 0, "path", "daemon: the tempod binary (default: the one beside tempo-replay)",
      kTempod},
     {"jobs", 'j', "n",
@@ -412,6 +418,9 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
                                &why) != 0)
           return fail(why);
         break;
+      case kSpeedup:
+        if (!real(1, 1e6, &s->speedup)) return false;
+        break;
       case kScale: {
         uint32_t n = 0;
         if (!u32(&n)) return false;
@@ -427,6 +436,8 @@ bool apply_args(const tempo::cli::Args& args, tempo::ReplaySetup* s, std::string
     return fail("--time-scale, --skip, --first and --skip-malformed apply to traces only");
   if ((s->deployment.hosts > 1 || s->deployment.cluster.enabled) && s->device != "sim")
     return fail("--hosts and the cluster tier apply to the sim device only");
+  if (s->speedup != 1 && s->device != "uring")
+    return fail("--speedup applies to the uring device only");
   if (s->interference.active() && s->device != "sim")
     return fail("--interference applies to the sim device only");
   if (s->engine.known_outputs && s->device == "daemon")
