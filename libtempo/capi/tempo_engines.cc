@@ -397,8 +397,9 @@ TEMPO_EXPORT int tempo_runtime_step(tempo_runtime* rt, const tempo_step* step) {
     }
     tempo::ClaimSurface& surface = *tempo_capi_surface(rt->ctx);
     const bool same_queue = rt->waiting_in.size() == rt->taken_waiting.size() &&
-                            std::memcmp(rt->waiting_in.data(), rt->taken_waiting.data(),
-                                        rt->waiting_in.size() * sizeof(tempo_waiting_seq)) == 0;
+                            (rt->waiting_in.empty() ||
+                             std::memcmp(rt->waiting_in.data(), rt->taken_waiting.data(),
+                                         rt->waiting_in.size() * sizeof(tempo_waiting_seq)) == 0);
     if (!same_queue) {
       rt->order.clear();
       rt->seen.clear();
