@@ -499,6 +499,19 @@ TEMPO_EXPORT int tempo_runtime_get_projection(tempo_runtime* rt, tempo_waiting_p
   });
 }
 
+TEMPO_EXPORT int tempo_runtime_get_history(tempo_runtime* rt, uint32_t* lengths, size_t capacity,
+                                           size_t* count) {
+  if (!rt || !count || (!lengths && capacity)) return -EINVAL;
+  return guard([&] {
+    std::lock_guard lock(rt->mu);
+    const std::vector<uint32_t> kept = rt->side->history().in_order();
+    *count = kept.size();
+    if (capacity < kept.size()) return -ENOSPC;
+    std::copy(kept.begin(), kept.end(), lengths);
+    return 0;
+  });
+}
+
 TEMPO_EXPORT int tempo_runtime_finished(tempo_runtime* rt, uint32_t output_tokens) {
   // Every request that finished generated its first token at least.
   if (!rt || output_tokens == 0) return -EINVAL;

@@ -17,6 +17,12 @@ void OutputLengthHistory::record(uint32_t output_tokens) {
   next_ = (next_ + 1) % window_;
 }
 
+std::vector<uint32_t> OutputLengthHistory::in_order() const {
+  std::vector<uint32_t> out(lengths_.begin() + static_cast<std::ptrdiff_t>(next_), lengths_.end());
+  out.insert(out.end(), lengths_.begin(), lengths_.begin() + static_cast<std::ptrdiff_t>(next_));
+  return out;
+}
+
 uint32_t OutputLengthHistory::predict_remaining(uint32_t generated,
                                                 uint32_t generation_limit) const {
   if (generated >= generation_limit) return 0;

@@ -26,6 +26,9 @@ class OutputLengthHistory {
   // cap} with none recorded; empty once the limit is reached.
   std::vector<uint32_t> remaining_population(uint32_t generated, uint32_t generation_limit) const;
 
+  // The outputs kept, oldest first.
+  std::vector<uint32_t> in_order() const;
+
   size_t size() const { return lengths_.size(); }
   size_t window() const { return window_; }
 

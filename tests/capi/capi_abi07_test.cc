@@ -575,3 +575,32 @@ TEST(CApiAbi07, TheProjectionCoversRequestsWithoutAClaim) {
 }
 
 }  // namespace
+
+// The outputs that condition the projections read back, oldest first, the window's last only.
+TEST(CApiAbi07, TheHistoryReadsBackTheWindowOldestFirst) {
+  Ctx c(small_config("tempo"));
+  tempo_runtime_config rc{};
+  rc.costs.decode_pass_ns = 1e6;
+  rc.costs.retrieval_bps = 1e9;
+  rc.max_active = 1;
+  rc.generation_limit = 16;
+  rc.history_window = 3;
+  tempo_runtime* rt = nullptr;
+  ASSERT_EQ(tempo_runtime_new(c.ctx, &rc, &rt), 0);
+  size_t count = 9;
+  ASSERT_EQ(tempo_runtime_get_history(rt, nullptr, 0, &count), 0);
+  EXPECT_EQ(count, 0u);
+  for (uint32_t n : {5u, 6u, 7u, 8u, 9u}) ASSERT_EQ(tempo_runtime_finished(rt, n), 0);
+  uint32_t lengths[3] = {};
+  EXPECT_EQ(tempo_runtime_get_history(rt, lengths, 2, &count), -ENOSPC);
+  EXPECT_EQ(count, 3u);
+  EXPECT_EQ(lengths[0], 0u);  // nothing written
+  ASSERT_EQ(tempo_runtime_get_history(rt, lengths, 3, &count), 0);
+  EXPECT_EQ(lengths[0], 7u);
+  EXPECT_EQ(lengths[1], 8u);
+  EXPECT_EQ(lengths[2], 9u);
+  EXPECT_EQ(tempo_runtime_get_history(rt, nullptr, 3, &count), -EINVAL);
+  EXPECT_EQ(tempo_runtime_get_history(rt, lengths, 3, nullptr), -EINVAL);
+  EXPECT_EQ(tempo_runtime_get_history(nullptr, lengths, 3, &count), -EINVAL);
+  tempo_runtime_free(rt);
+}

@@ -148,8 +148,10 @@ class RuntimeSide(unittest.TestCase):
             b = ctx.report([(2, 1000)], 60_000_000_000)
             with Runtime(ctx, COSTS, max_active=1, generation_limit=10, learn=False) as rt:
                 self.assertEqual(rt.projection(), [])
+                self.assertEqual(rt.history(), [])
                 for _ in range(4):
                     rt.finished(6)
+                self.assertEqual(rt.history(), [6, 6, 6, 6])
                 rt.step([RunningSeq(1000, 1000, 2)],
                         [WaitingSeq(1256, 256, a), WaitingSeq(2000, 0, None),
                          WaitingSeq(500, 0, b)])

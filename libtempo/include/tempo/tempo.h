@@ -654,6 +654,12 @@ TEMPO_EXPORT int tempo_runtime_get_projection(struct tempo_runtime* rt,
                                               struct tempo_waiting_projection* out,
                                               size_t projection_size, size_t capacity,
                                               size_t* count);
+/* The completed output lengths that condition the projections (tempo_runtime_finished, the
+ * last history_window of them), oldest first, into lengths[0..capacity): *count says how many
+ * there are. -ENOSPC a capacity below *count (nothing written), -EINVAL a NULL rt or count, or
+ * a NULL lengths with a capacity. */
+TEMPO_EXPORT int tempo_runtime_get_history(struct tempo_runtime* rt, uint32_t* lengths,
+                                           size_t capacity, size_t* count);
 
 #ifdef __cplusplus
 }

@@ -192,3 +192,16 @@ class Runtime(OwnedHandle):
                         for p in out[:count.value]]
         _raise(ret, "tempo_runtime_get_projection")
         return []
+
+    def history(self) -> list[int]:
+        """The completed output lengths that condition the projections (finished()), the
+        window's last, oldest first."""
+        count = ctypes.c_size_t()
+        ret = lib.tempo_runtime_get_history(self._ptr(), None, 0, ctypes.byref(count))
+        while ret == -errno.ENOSPC:
+            out = (ctypes.c_uint32 * count.value)()
+            ret = lib.tempo_runtime_get_history(self._ptr(), out, len(out), ctypes.byref(count))
+            if ret == 0:
+                return list(out[:count.value])
+        _raise(ret, "tempo_runtime_get_history")
+        return []
