@@ -337,22 +337,29 @@ static void check_kmod_placement_errors(struct run* r) {
              tempo_kmod_add_objects(r->ctx, NULL, 0) == 0,
          "place_null", "not -EINVAL / 0");
   // ABI 0.7: the kmod handle's placement reads each element at the caller's stride (a later
-  // library's wider struct). The second element is an object placed already, so the batch is
-  // refused whole with -EEXIST; read at sizeof instead, it would be the wide field's bytes.
+  // library's wider struct, its new field zero). The second element is an object placed
+  // already, so the batch is refused whole with -EEXIST; read at sizeof instead, it would
+  // start in the wide field and be -EINVAL. A nonzero field this library does not know is
+  // -EINVAL (it cannot honour it).
   struct tempo_kmod* kmod = NULL;
   struct wide_object {
     struct tempo_kmod_object o;
     uint64_t later;
-  } wide[2] = {{good, UINT64_MAX}, {{1, r->offset[1], r->obj_bytes, 0}, UINT64_MAX}};
+  } wide[2] = {{good, 0}, {{1, r->offset[1], r->obj_bytes, 0}, 0}};
   const int got = tempo_ctx_get_kmod(r->ctx, &kmod);
   const int strided =
       got == 0 ? tempo_kmod_add_objects_sized(kmod, &wide[0].o, 2, sizeof wide[0]) : got;
   const int narrow =
       got == 0 ? tempo_kmod_add_objects_sized(kmod, &wide[0].o, 1, sizeof wide[0].o - 1) : got;
+  wide[0].later = 1;
+  const int unknown =
+      got == 0 ? tempo_kmod_add_objects_sized(kmod, &wide[0].o, 1, sizeof wide[0]) : got;
   size_t none = 9;
   tempo_store_lookup(r->ctx, &good.key, 1, &none);
-  result(strided == -EEXIST && narrow == -EINVAL && none == 0, "place_through_handle",
-         "strided %d (want -EEXIST), narrow %d (want -EINVAL), placed %zu", strided, narrow, none);
+  result(strided == -EEXIST && narrow == -EINVAL && unknown == -EINVAL && none == 0,
+         "place_through_handle",
+         "strided %d (want -EEXIST), narrow %d, unknown field %d (want -EINVAL), placed %zu",
+         strided, narrow, unknown, none);
   const struct tempo_object o = {1, 4096};
   const char byte = 1;
   void* base = NULL;
