@@ -512,6 +512,15 @@ TEMPO_EXPORT int tempo_runtime_get_history(tempo_runtime* rt, uint32_t* lengths,
   });
 }
 
+TEMPO_EXPORT int tempo_runtime_get_given_ttus(tempo_runtime* rt, const tempo_claim_id* ids,
+                                              size_t count, int64_t* ttus) {
+  if (!rt || ((!ids || !ttus) && count)) return -EINVAL;
+  std::lock_guard lock(rt->mu);
+  for (size_t i = 0; i < count; ++i)
+    ttus[i] = rt->side->given_ttu(ids[i], rt->last_now).value_or(TEMPO_TTU_UNKNOWN);
+  return 0;
+}
+
 TEMPO_EXPORT int tempo_runtime_finished(tempo_runtime* rt, uint32_t output_tokens) {
   // Every request that finished generated its first token at least.
   if (!rt || output_tokens == 0) return -EINVAL;

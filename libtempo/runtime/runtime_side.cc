@@ -35,6 +35,12 @@ std::span<const ClaimId> RuntimeSide::claims(uint64_t key) const {
   return it->second.claims;
 }
 
+std::optional<TimeNs> RuntimeSide::given_ttu(uint64_t key, TimeNs at) const {
+  const auto it = tracked_.find(key);
+  if (it == tracked_.end() || !it->second.ever_given) return std::nullopt;
+  return it->second.given_ttu - (at - it->second.given_at);
+}
+
 int RuntimeSide::step(TimeNs now, std::span<const RunningRequest> running,
                       const WaitingView& waiting, TimeNs busy_for, bool order_changed,
                       RuntimeListener& listener) {
@@ -130,6 +136,7 @@ int RuntimeSide::give(uint64_t key, TimeNs ttu, const TtuQuantiles& spread, bool
     return r;
   }
   t.given = std::min(ttu, spread.at.front());
+  t.given_ttu = ttu;
   t.given_at = now_;
   t.ever_given = true;
   if (beyond && config_.horizon != kNever)

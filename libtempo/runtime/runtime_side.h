@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <span>
 #include <unordered_map>
@@ -96,6 +97,10 @@ class RuntimeSide {
   void forget(uint64_t key);
   // The claims of a waiting request (empty until reported).
   std::span<const ClaimId> claims(uint64_t key) const;
+  // The point TTU request `key`'s first claim was last given, as of `at` (the time since
+  // then taken off), or nothing if it was given none: what a step gave, without asking the
+  // claim surface (a round trip to the stack's thread or to a daemon).
+  std::optional<TimeNs> given_ttu(uint64_t key, TimeNs at) const;
 
   // One step (see above), at `now` on the engine's clock (the one step after step measures
   // decay on). `busy_for`: the GPU's work in flight ends this long from now;
@@ -121,6 +126,7 @@ class RuntimeSide {
     TimeNs given = 0;             // the earliest TTU last given (its spread's lowest) ...
     TimeNs given_at = 0;          // ... and when
     bool ever_given = false;      // a TTU from the runtime side (an adopted claim: not yet)
+    TimeNs given_ttu = 0;         // the point TTU last given, as of given_at
   };
   // A claim past the horizon, to revise at `at` (if it was given nothing since given_at).
   struct Due {

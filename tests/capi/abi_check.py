@@ -58,7 +58,7 @@ RELEASED = {
         "tempo_ctx_get_store", "tempo_ctx_get_kmod", "tempo_ctx_get_sim", "tempo_store_write",
         "tempo_store_get_prefix", "tempo_store_remove", "tempo_sim_add_objects_sized",
         "tempo_sim_run", "tempo_kmod_add_objects_sized", "tempo_runtime_get_projection",
-        "tempo_runtime_get_history",
+        "tempo_runtime_get_history", "tempo_runtime_get_given_ttus",
     },
 }
 

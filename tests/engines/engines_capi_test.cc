@@ -336,6 +336,17 @@ TEST(EnginesCApi, RuntimeStepRevisesEveryWaitingClaim) {
   const int64_t expected =
       prefill_ns(3000, 256) + prefill_ns(4744, 256) + decode_ns(2, 3256 + 5000, 63);
   EXPECT_NEAR(double(ib.ttu_ns), double(expected), 2.0);  // rounding of three sums
+  // ABI 0.7: what the step gave, read back without asking the context; a claim it gave
+  // nothing reads unknown.
+  const tempo_claim_id asked[] = {a, b, 999};
+  int64_t given[3] = {};
+  ASSERT_EQ(tempo_runtime_get_given_ttus(rt, asked, 3, given), 0);
+  EXPECT_EQ(given[0], ia.ttu_ns);
+  EXPECT_EQ(given[1], ib.ttu_ns);
+  EXPECT_EQ(given[2], TEMPO_TTU_UNKNOWN);
+  EXPECT_EQ(tempo_runtime_get_given_ttus(rt, nullptr, 1, given), -EINVAL);
+  EXPECT_EQ(tempo_runtime_get_given_ttus(nullptr, asked, 1, given), -EINVAL);
+  EXPECT_EQ(tempo_runtime_get_given_ttus(rt, nullptr, 0, nullptr), 0);
 
   // Bad steps change nothing.
   tempo_waiting_seq unknown[] = {{100, 0, 999, 0}};

@@ -10,7 +10,7 @@ import unittest
 
 from tempokv import Context, TempoError
 from tempokv.keys import KeyScheme
-from tempokv.runtime import Runtime, RunningSeq, StepCosts, StepWork, WaitingSeq
+from tempokv.runtime import PackedWaiting, Runtime, RunningSeq, StepCosts, StepWork, WaitingSeq
 from tempokv.store import Store, Writer, fast_tier_memory
 
 # A 1 ms prefill pass, 50 us per token, 1 ns per attention pair; a 5 ms decode step, 20 us
@@ -156,6 +156,8 @@ class RuntimeSide(unittest.TestCase):
                         [WaitingSeq(1256, 256, a), WaitingSeq(2000, 0, None),
                          WaitingSeq(500, 0, b)])
                 p = rt.projection()
+                self.assertEqual(rt.given_ttus([a, b, a + b + 7]),
+                                 [ctx.query(a).ttu_ns, ctx.query(b).ttu_ns, None])
                 self.assertEqual([e.has_claim for e in p], [True, False, True])
                 self.assertEqual([e.output_tokens for e in p], [6, 6, 6])
                 self.assertEqual(p[0].ttu_ns, ctx.query(a).ttu_ns)
@@ -180,6 +182,19 @@ class RuntimeSide(unittest.TestCase):
                 Runtime(ctx, (1, 2, 3), 4, 64)
             with self.assertRaises(TempoError):
                 Runtime(ctx, StepCosts(1, 1, 1, 1, 1, -1, 1e9), 4, 64)
+
+
+
+class PackedWaitingColumns(unittest.TestCase):
+    def test_columns_pack_as_rows_do_and_refuse_what_rows_refuse(self):
+        rows = [(1256, 256, 7, 4096), (2000, 0, 0, 0), (500, 500, 9, 1 << 40)]
+        cols = PackedWaiting.from_columns(*[[r[k] for r in rows] for k in range(4)])
+        self.assertEqual(bytes(cols.entries()), bytes(PackedWaiting(rows).entries()))
+        self.assertEqual(len(cols), 3)
+        with self.assertRaises(ValueError):
+            PackedWaiting.from_columns([1], [-1], [0], [0])
+        with self.assertRaises(ValueError):
+            PackedWaiting.from_columns([1, 2], [0], [0], [0])
 
 
 if __name__ == "__main__":

@@ -660,6 +660,13 @@ TEMPO_EXPORT int tempo_runtime_get_projection(struct tempo_runtime* rt,
  * a NULL lengths with a capacity. */
 TEMPO_EXPORT int tempo_runtime_get_history(struct tempo_runtime* rt, uint32_t* lengths,
                                            size_t capacity, size_t* count);
+/* The point TTU the runtime side last gave each of claims ids[0..count) (reported by the
+ * engine and waiting in a step's queue), as of the last step that succeeded, into ttus[i];
+ * TEMPO_TTU_UNKNOWN for a claim it gave none. What the step gave, read without a round trip to
+ * the context (the connectors give it to the claims that follow a lead). -EINVAL a NULL rt, or
+ * NULL ids or ttus with a count. */
+TEMPO_EXPORT int tempo_runtime_get_given_ttus(struct tempo_runtime* rt, const tempo_claim_id* ids,
+                                              size_t count, int64_t* ttus);
 
 #ifdef __cplusplus
 }

@@ -90,6 +90,7 @@ def _declare() -> None:
         "tempo_runtime_get_projection": (c_int, [vp, P(WaitingProjection), c_size_t, c_size_t,
                                                  P(c_size_t)]),
         "tempo_runtime_get_history": (c_int, [vp, P(c_uint32), c_size_t, P(c_size_t)]),
+        "tempo_runtime_get_given_ttus": (c_int, [vp, P(c_uint64), c_size_t, P(ctypes.c_int64)]),
         "tempo_claim_label": (c_int, [vp, c_uint64, ctypes.c_char_p]),
     }
     for name, (res, args) in protos.items():

@@ -98,6 +98,23 @@ class PackedWaiting:
         if len(self._flat) % 4:
             raise ValueError("waiting entries are rows of 4 values")
 
+    @classmethod
+    def from_columns(cls, prompt_tokens: Sequence[int], cached_tokens: Sequence[int],
+                     claims: Sequence[int], retrieval_bytes: Sequence[int]) -> PackedWaiting:
+        """The same from one sequence per field (equal lengths): each column packed at once
+        and interleaved by slices, several times quicker than a tuple per row."""
+        n = len(prompt_tokens)
+        if not len(cached_tokens) == len(claims) == len(retrieval_bytes) == n:
+            raise ValueError("waiting columns of different lengths")
+        self = cls(())
+        self._flat = array.array("Q", bytes(32 * n))
+        try:
+            for k, column in enumerate((prompt_tokens, cached_tokens, claims, retrieval_bytes)):
+                self._flat[k::4] = array.array("Q", column)
+        except (OverflowError, TypeError) as e:
+            raise ValueError(f"waiting entries are ints in [0, 2^64): {e}") from None
+        return self
+
     def __len__(self) -> int:
         return len(self._flat) // 4
 
@@ -192,6 +209,16 @@ class Runtime(OwnedHandle):
                         for p in out[:count.value]]
         _raise(ret, "tempo_runtime_get_projection")
         return []
+
+    def given_ttus(self, claims: Sequence[int]) -> list[int | None]:
+        """The point TTU the last successful step gave each claim (ns, as of that step), None
+        for a claim it gave none: what the step gave, read without a call into the context."""
+        n = len(claims)
+        ids = (ctypes.c_uint64 * max(n, 1))(*claims)
+        out = (ctypes.c_int64 * max(n, 1))()
+        _raise(lib.tempo_runtime_get_given_ttus(self._ptr(), ids, n, out),
+               "tempo_runtime_get_given_ttus")
+        return [None if v == (1 << 63) - 1 else v for v in out[:n]]
 
     def history(self) -> list[int]:
         """The completed output lengths that condition the projections (finished()), the

@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from ..binding import ClaimState, Context, TempoError
+from ..binding import Context, TempoError
 from ..runtime import LLAMA_3_1_8B_H100, QWEN_2_5_14B_H100, PackedWaiting, Runtime, \
     RunningSeq, StepCosts, StepWork
 
@@ -164,10 +164,11 @@ class RuntimeFeed:
                                       min(t.prompt_tokens, int(r.num_computed_tokens)),
                                       int(getattr(r, "num_output_tokens", 0)),
                                       output_tokens=known))
-        entries = PackedWaiting(
-            (t.prompt_tokens, min(t.held_tokens, t.prompt_tokens),
-             t.claims[0][0] if t.claims and not t.hinted else 0,
-             t.retrieval_bytes if t.claims else 0) for t in order)
+        prompts = [t.prompt_tokens for t in order]
+        entries = PackedWaiting.from_columns(
+            prompts, [t.held_tokens if t.held_tokens < p else p for t, p in zip(order, prompts)],
+            [t.claims[0][0] if t.claims and not t.hinted else 0 for t in order],
+            [t.retrieval_bytes if t.claims else 0 for t in order])
         duration, work = self._last if self._last else (0, None)
         self._last = None
         try:
@@ -181,26 +182,25 @@ class RuntimeFeed:
 
     def _follow(self, head: Sequence[Tracked]) -> None:
         now = time.monotonic_ns()
-        for t in head:
-            try:
-                lead = self.ctx.query(t.claims[0][0])
-            except TempoError:
-                continue
-            if lead.state != ClaimState.PLANNED:
+        # What the step gave the leads, read from the runtime side in one call: asking the
+        # context for each lead was a round trip to its thread (or its daemon) apiece.
+        leads = self.runtime.given_ttus([t.claims[0][0] for t in head])
+        for t, lead_ttu in zip(head, leads):
+            if lead_ttu is None:
                 continue
             for rank, claims in enumerate(t.claims):
                 for g, cid in enumerate(claims):
                     if rank == 0 and g == 0:
                         continue
                     given = self._given.get(cid)
-                    if given and abs(given[0] - (now - given[1]) - lead.ttu_ns) <= max(
-                            _DRIFT_NS, _DRIFT_SHARE * abs(lead.ttu_ns)):
+                    if given and abs(given[0] - (now - given[1]) - lead_ttu) <= max(
+                            _DRIFT_NS, _DRIFT_SHARE * abs(lead_ttu)):
                         continue
                     try:
-                        self.ctx.revise(cid, lead.ttu_ns)
+                        self.ctx.revise(cid, lead_ttu)
                     except TempoError:
                         continue  # it ended meanwhile
-                    self._given[cid] = (lead.ttu_ns, now)
+                    self._given[cid] = (lead_ttu, now)
 
     def forget(self, claims: Iterable[int]) -> None:
         for cid in claims:
