@@ -89,9 +89,9 @@ size_t list_claims(const SchedulerSnapshot& snapshot, std::vector<ClaimTtu>* out
 // One projection of the timeline, its prefill and decode steps `factor` times as long (the
 // retrievals not); `remaining(generated)` is the output a request that has generated
 // `generated` tokens still produces, unless the snapshot gives its output length; `admitted`
-// the queue's admissions(). Writes
-// the TTU of claim j to ttus[j]. Returns the first claim past the horizon (ttus->size() if none):
-// it and those behind it get the time the projection stopped.
+// the queue's admissions(). Writes the TTU of claim j to ttus[j]. Returns the first claim past
+// the horizon (ttus->size() if none): it and those behind it get the time the projection
+// stopped.
 template <typename Remaining>
 size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, double factor,
                std::span<const Admission> admitted, Remaining remaining, size_t last_claim,
@@ -215,10 +215,10 @@ size_t project(const SchedulerSnapshot& snapshot, const StepCosts& costs, double
   }
 }
 
-}  // namespace
-
-int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
-                 const OutputLengthHistory& history, std::vector<ClaimTtu>* out) {
+// estimate_ttu, leaving the queue's admissions() in *admitted for the spread's projections.
+int estimate_point(const SchedulerSnapshot& snapshot, const StepCosts& costs,
+                   const OutputLengthHistory& history, std::vector<ClaimTtu>* out,
+                   std::vector<Admission>* admitted) {
   out->clear();
   if (int rc = validate(snapshot); rc != 0) return rc;
   const size_t last_claim = list_claims(snapshot, out);
@@ -226,10 +226,10 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
   const uint32_t limit = snapshot.generation_limit;
   std::vector<TimeNs> ttus(out->size());
   std::vector<Seq> active;
-  const std::vector<Admission> admitted = admissions(snapshot, costs, last_claim);
+  *admitted = admissions(snapshot, costs, last_claim);
   const uint64_t fresh = history.predict_remaining(0, limit);
   const size_t beyond = project(
-      snapshot, costs, 1.0, admitted,
+      snapshot, costs, 1.0, *admitted,
       [&](uint32_t generated) {
         return generated == 0 ? fresh : uint64_t{history.predict_remaining(generated, limit)};
       },
@@ -242,10 +242,20 @@ int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
   return 0;
 }
 
+}  // namespace
+
+int estimate_ttu(const SchedulerSnapshot& snapshot, const StepCosts& costs,
+                 const OutputLengthHistory& history, std::vector<ClaimTtu>* out) {
+  std::vector<Admission> admitted;
+  return estimate_point(snapshot, costs, history, out, &admitted);
+}
+
 int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& costs,
                         const OutputLengthHistory& history, const StepCostSpread& step_spread,
                         std::vector<ClaimTtu>* out) {
-  if (int rc = estimate_ttu(snapshot, costs, history, out); rc != 0 || out->empty()) return rc;
+  std::vector<Admission> admitted;
+  if (int rc = estimate_point(snapshot, costs, history, out, &admitted); rc != 0 || out->empty())
+    return rc;
   const size_t last_claim = out->back().queue_position;
   const uint32_t limit = snapshot.generation_limit;
   const auto factors = step_spread.factors();
@@ -265,11 +275,9 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
       std::sort(pop.begin(), pop.end());
       Strata st;
       st.empty = pop.empty();
-      for (size_t k = 0; k < kTtuSamples && !pop.empty(); ++k) {
-        const double u = (static_cast<double>(k) + 0.5) / static_cast<double>(kTtuSamples);
-        const auto rank = static_cast<size_t>(std::ceil(u * static_cast<double>(pop.size())));
-        st.at[k] = pop[std::max<size_t>(rank, 1) - 1];
-      }
+      for (size_t k = 0; k < kTtuSamples && !pop.empty(); ++k)
+        st.at[k] = nearest_rank(std::span<const uint32_t>(pop),
+                                (static_cast<double>(k) + 0.5) / static_cast<double>(kTtuSamples));
       it = populations.emplace(generated, st).first;
     }
     if (generated == 0) fresh = &it->second;
@@ -307,7 +315,6 @@ int estimate_ttu_spread(const SchedulerSnapshot& snapshot, const StepCosts& cost
   size_t reached = out->size();  // claims [0, reached) are within the horizon in every sample
   std::vector<TimeNs> ttus(out->size());
   std::vector<Seq> active;
-  const std::vector<Admission> admitted = admissions(snapshot, costs, last_claim);
   // Claim j's TTU in sample k at j * kTtuSamples + k.
   std::vector<TimeNs> samples(out->size() * kTtuSamples);
   for (size_t k = 0; k < kTtuSamples; ++k) {

@@ -36,16 +36,22 @@ struct TtuQuantiles {
   TtuQuantiles shifted(TimeNs elapsed) const;
 };
 
+// The nearest-rank p-quantile of `sorted` (not empty, ascending): the smallest value with at
+// least a share p of them at or below it.
+template <typename T>
+T nearest_rank(std::span<const T> sorted, double p) {
+  const double rank = std::ceil(p * static_cast<double>(sorted.size()));
+  return sorted[static_cast<size_t>(std::max(rank, 1.0)) - 1];
+}
+
 // Element k: the nearest-rank kTtuLevels[k]-quantile of `values` (not empty; sorted in
-// place): the smallest value with at least that share of them at or below it.
+// place).
 template <typename T>
 std::array<T, kTtuLevels.size()> level_quantiles(std::span<T> values) {
   std::sort(values.begin(), values.end());
   std::array<T, kTtuLevels.size()> out{};
-  for (size_t k = 0; k < kTtuLevels.size(); ++k) {
-    const double rank = std::ceil(kTtuLevels[k] * static_cast<double>(values.size()));
-    out[k] = values[static_cast<size_t>(std::max(rank, 1.0)) - 1];
-  }
+  for (size_t k = 0; k < kTtuLevels.size(); ++k)
+    out[k] = nearest_rank(std::span<const T>(values), kTtuLevels[k]);
   return out;
 }
 
